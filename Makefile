@@ -1,0 +1,44 @@
+# kmmscand: developers' entry points. `make run` shows it, `make check`
+# tests it; everything else is a step of those two. See README.md.
+
+KMM := python3 harness/kmm
+
+.PHONY: help deps tree kernel kernel-release vm check run clean
+
+help:
+	@sed -n 's/^##//p' $(MAKEFILE_LIST)
+
+## run      install what is missing, build the debug kernel, boot the
+##          two-tier VM and show a hot set being promoted
+run:
+	$(KMM) run $(if $(DEMO_SECONDS),--seconds $(DEMO_SECONDS))
+
+## check    every test: checkpatch, W=1, sparse, KUnit, kselftests in the VM;
+##          last line: N passed, N failed, N skipped
+check:
+	$(KMM) check
+
+## deps     install missing Debian packages and virtme-ng (build/venv)
+deps:
+	$(KMM) deps
+
+## tree     build/linux: the base as git, the series applied on top
+##          (FORCE=1 discards local changes there)
+tree:
+	$(KMM) tree $(if $(FORCE),--force)
+
+## kernel   build the debug test kernel; prints its path (out/bzImage)
+kernel:
+	$(KMM) kernel
+
+kernel-release:
+	$(KMM) kernel --release
+
+## vm       CMD='...': run CMD in the two-tier VM with the last built kernel
+vm:
+	@test -n "$(CMD)" || { echo "usage: make vm CMD='command'"; exit 2; }
+	$(KMM) vm "$(CMD)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+
+## clean    remove build products (build/ and out/)
+clean:
+	rm -rf build out

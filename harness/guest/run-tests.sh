@@ -1,0 +1,32 @@
+#!/bin/sh
+# Runs inside the two-tier VM: each kselftest program with its timeout,
+# its TAP output and exit status written to OUTDIR, then a kmemleak scan
+# so that leaks show in the kernel log the harness checks.
+#
+# usage: run-tests.sh OUTDIR PROGRAM:TIMEOUT...
+out=$1
+shift
+mkdir -p "$out"
+rm -f "$out"/*.tap "$out"/*.rc
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+
+for spec in "$@"; do
+	prog=${spec%:*}
+	secs=${spec##*:}
+	name=$(basename "$prog")
+	echo "KMM-TEST-START $name"
+	timeout -s KILL "$secs" "$prog" >"$out/$name.tap" 2>&1
+	rc=$?
+	echo "$rc" >"$out/$name.rc"
+	echo "KMM-TEST-END $name $rc"
+done
+
+if [ -w /sys/kernel/debug/kmemleak ]; then
+	# Objects younger than kmemleak's minimum age are not reported; the
+	# second scan catches what the tests freed (or leaked) at the end.
+	echo scan >/sys/kernel/debug/kmemleak
+	sleep 6
+	echo scan >/sys/kernel/debug/kmemleak
+	cat /sys/kernel/debug/kmemleak >"$out/kmemleak.txt"
+fi
+exit 0

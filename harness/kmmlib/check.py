@@ -1,0 +1,283 @@
+"""make check: static checks, then KUnit and kselftests in the two-tier VM.
+
+Every check adds results to a Tally; the last line printed is the summary
+"N passed, N failed, N skipped". A kernel splat anywhere in the guest's log
+is a failure of its own, printed in full.
+"""
+
+import json
+import os
+import re
+import subprocess
+
+from . import kernel, tree, vm
+from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line, die,
+                     ensure_dir, run, say)
+
+KSFT_SRC = os.path.join(TREE, "tools", "testing", "selftests", "mm")
+KSFT_OUT = os.path.join(OUT, "ksft")
+EXCEPTIONS = os.path.join(HARNESS, "checkpatch-exceptions")
+GUEST_RUNNER = os.path.join(HARNESS, "guest", "run-tests.sh")
+
+# kselftests make check runs, each with its timeout in seconds in the VM.
+# The debug kernel under TCG is slow; a timeout is a hang, not slowness.
+KSELFTESTS = [
+    ("numa_tiering", 600),
+    ("kmmscand", 900),
+]
+# The whole VM run: boot, every test's timeout, and margin for the rest.
+VM_MARGIN = 300
+
+
+class Tally:
+    def __init__(self):
+        self.passed = self.failed = self.skipped = 0
+        self.failures = []
+
+    def add(self, name, outcome, detail=""):
+        if outcome == "pass":
+            self.passed += 1
+        elif outcome == "skip":
+            self.skipped += 1
+        else:
+            self.failed += 1
+            self.failures.append(name)
+        mark = {"pass": "PASS", "skip": "SKIP"}.get(outcome, "FAIL")
+        print(f"  {mark:4} {name}" + (f"  ({detail})" if detail else ""),
+              flush=True)
+
+    def summary(self):
+        return (f"{self.passed} passed, {self.failed} failed, "
+                f"{self.skipped} skipped")
+
+
+# ---------------------------------------------------------------- static
+
+def load_exceptions():
+    """checkpatch exceptions: lines of 'FILE TYPE reason'."""
+    rules = []
+    if os.path.exists(EXCEPTIONS):
+        with open(EXCEPTIONS, encoding="utf-8") as f:
+            for line in f:
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    parts = line.split(None, 2)
+                    if len(parts) < 3:
+                        die(f"{EXCEPTIONS}: '{line}' needs FILE TYPE reason")
+                    rules.append((parts[0], parts[1]))
+    return rules
+
+
+def checkpatch(path, is_file, rules):
+    args = ["perl", os.path.join(TREE, "scripts", "checkpatch.pl"), "--strict",
+            "--terse", "--show-types", "--no-summary"]
+    if is_file:
+        args.append("-f")
+    res = subprocess.run(args + [path], cwd=TREE, capture_output=True,
+                         text=True, check=False)
+    name = os.path.relpath(path, REPO)
+    found = []
+    for line in res.stdout.splitlines():
+        m = re.search(r": (ERROR|WARNING|CHECK):(\w+):", line)
+        if not m:
+            continue
+        if any(f == name and t == m.group(2) for f, t in rules):
+            continue
+        found.append(line)
+    return found
+
+
+def check_static(t, tip):
+    say("static checks: checkpatch --strict")
+    rules = load_exceptions()
+    for name in tree.series_patches():
+        found = checkpatch(os.path.join(tree.PATCHES, name), False, rules)
+        t.add(f"checkpatch patches/{name}", "fail" if found else "pass",
+              "; ".join(found[:3]))
+    for rel in tree.overlay_files():
+        if not rel.endswith((".c", ".h")):
+            continue
+        found = checkpatch(os.path.join(REPO, rel), True, rules)
+        t.add(f"checkpatch {rel}", "fail" if found else "pass",
+              "; ".join(found[:3]))
+
+
+def added_lines(tip):
+    """{path: set(line numbers)} of lines the series adds or changes."""
+    diff = tree.git("diff", "-U0", "kmm-base", tip)
+    added = {}
+    path = None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+        elif line.startswith("@@") and path:
+            m = re.search(r"\+(\d+)(?:,(\d+))?", line)
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            added.setdefault(path, set()).update(range(start, start + count))
+    return added
+
+
+def series_objects(tip):
+    """Kernel .o files built from .c files the series adds or changes."""
+    changed = tree.git("diff", "--name-only", "kmm-base", tip).split("\n")
+    objs = []
+    for path in changed:
+        if path.endswith(".c") and not path.startswith(("tools/", "scripts/",
+                                                        "Documentation/")):
+            objs.append(path[:-2] + ".o")
+    return objs
+
+
+def new_warnings(output, added):
+    """Compiler/sparse diagnostics that point at lines the series added."""
+    hits = []
+    for line in output.splitlines():
+        m = re.match(r"^(?:\.\./)*(?:[\w./-]*?/linux/)?([\w./-]+):(\d+):(?:\d+:)? "
+                     r"(warning|error)", line)
+        if m and int(m.group(2)) in added.get(m.group(1), ()):
+            hits.append(line)
+    return hits
+
+
+def check_warnings(t, tip):
+    objs = series_objects(tip)
+    if not objs:
+        t.add("W=1 build of the series' files", "skip", "no .c file changed")
+        t.add("sparse on the series' files", "skip", "no .c file changed")
+        return
+    added = added_lines(tip)
+    for label, extra in (("W=1", ["W=1"]), ("sparse (C=2)", ["C=2"])):
+        say(f"static checks: {label} on {len(objs)} objects")
+        rc, out = kernel.build_objects("debug", objs, extra=extra)
+        with open(os.path.join(LOGS, f"static-{extra[0][0]}.log"), "w",
+                  encoding="utf-8") as f:
+            f.write(out)
+        hits = new_warnings(out, added)
+        if rc != 0:
+            t.add(f"{label} build of the series' files", "fail",
+                  f"build failed; see out/logs/static-{extra[0][0]}.log")
+        else:
+            t.add(f"{label} build of the series' files",
+                  "fail" if hits else "pass", "; ".join(hits[:3]))
+    # The flags changed the objects; rebuild them normally (cheap).
+
+
+# ---------------------------------------------------------------- guest
+
+def build_kselftests():
+    ensure_dir(KSFT_OUT)
+    present = [n for n, _ in KSELFTESTS
+               if os.path.exists(os.path.join(KSFT_SRC, n + ".c"))]
+    if not present:
+        return []
+    hdr = os.path.join(kernel.objdir("debug"), "usr", "include")
+    say(f"building kselftests: {' '.join(present)}")
+    run(["make", "-C", KSFT_SRC, f"OUTPUT={KSFT_OUT}",
+         f"KHDR_INCLUDES=-isystem {hdr}"] +
+        [os.path.join(KSFT_OUT, n) for n in present],
+        log=os.path.join(LOGS, "kselftests-build.log"),
+        what="building the kselftests")
+    return present
+
+
+def parse_tap(text):
+    """(name, outcome, detail) for each test case of a TAP stream."""
+    cases = []
+    for line in text.splitlines():
+        m = re.match(r"^(not ok|ok) \d+ (.*?)(?:\s+#\s*(SKIP|TODO|XFAIL)\b(.*))?$",
+                     line)
+        if not m:
+            continue
+        if m.group(3) == "SKIP":
+            cases.append((m.group(2), "skip", m.group(4).strip()))
+        elif m.group(1) == "ok":
+            cases.append((m.group(2), "pass", ""))
+        else:
+            cases.append((m.group(2), "fail", ""))
+    return cases
+
+
+def report_kselftests(t, present):
+    for name in present:
+        tap_path = os.path.join(vm.VM_DIR, "ksft", name + ".tap")
+        rc_path = os.path.join(vm.VM_DIR, "ksft", name + ".rc")
+        if not os.path.exists(tap_path):
+            t.add(f"kselftest {name}", "fail", "did not run (VM died?)")
+            continue
+        with open(tap_path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        rc = open(rc_path).read().strip() if os.path.exists(rc_path) else "?"
+        cases = parse_tap(text)
+        for case, outcome, detail in cases:
+            t.add(f"kselftest {name}: {case}", outcome, detail)
+        if rc in ("137", "124"):
+            t.add(f"kselftest {name}", "fail",
+                  f"timed out; see {os.path.relpath(tap_path, REPO)}")
+        elif not cases:
+            t.add(f"kselftest {name}", "fail" if rc != "4" else "skip",
+                  f"no TAP results, exit {rc}")
+        if any(o == "fail" for _, o, _ in cases):
+            print("\n".join("      " + l for l in text.splitlines()[-40:]))
+
+
+def report_kunit(t, console):
+    path = os.path.join(LOGS, "kunit.json")
+    kunit = os.path.join(TREE, "tools", "testing", "kunit", "kunit.py")
+    res = subprocess.run(["python3", kunit, "parse", "--json", path],
+                         input=console, capture_output=True, text=True,
+                         check=False)
+    if not os.path.exists(path) or "KTAP version" not in console and \
+       "TAP version" not in console:
+        t.add("KUnit", "skip", "no KUnit suite is built into this kernel")
+        return
+    with open(path, encoding="utf-8") as f:
+        data = json.load(f)
+    cases = 0
+    for case in data.get("tests", []):
+        name = case.get("name", "?")
+        status = case.get("status", "")
+        outcome = {"PASS": "pass", "SKIP": "skip"}.get(status, "fail")
+        t.add(f"KUnit {name}", outcome, status if outcome == "fail" else "")
+        cases += 1
+    if res.returncode != 0 and not cases:
+        t.add("KUnit", "fail", res.stdout[-500:])
+
+
+def guest_command(present):
+    tests = " ".join(f"{os.path.join(KSFT_OUT, n)}:{to}"
+                     for n, to in KSELFTESTS if n in present)
+    return f"sh {GUEST_RUNNER} {os.path.join(vm.VM_DIR, 'ksft')} {tests}"
+
+
+def check(skip_static=False):
+    t = Tally()
+    say(base_line())
+    tip = tree.refresh()
+    image = kernel.build("debug")
+    if not skip_static:
+        check_static(t, tip)
+        check_warnings(t, tip)
+        image = kernel.build("debug")
+    present = build_kselftests()
+    timeout = VM_MARGIN + sum(to for n, to in KSELFTESTS if n in present)
+    say(f"booting the two-tier VM for KUnit and {len(present)} kselftest "
+        f"programs (up to {timeout} s)")
+    res = vm.boot(image, guest_command(present), timeout,
+                  log=os.path.join(LOGS, "check-console.log"),
+                  label="tests")
+    say(f"VM run took {int(res.elapsed)} s; console: out/logs/check-console.log")
+    if res.timed_out or res.status is None:
+        t.add("VM run", "fail", "timed out" if res.timed_out else
+              "no exit status (guest crashed?)")
+    report_kunit(t, res.console)
+    report_kselftests(t, present)
+    splats = res.splats()
+    for s in splats:
+        print("[kmm] kernel splat in the guest log:\n" + s + "\n")
+    t.add("no kernel splat (BUG/WARNING/KASAN/lockdep/Oops/stall/kmemleak)",
+          "fail" if splats else "pass",
+          f"{len(splats)} splats" if splats else "")
+    if t.failures:
+        print("\nFailed:\n  " + "\n  ".join(t.failures))
+    print(t.summary(), flush=True)
+    return 0 if t.failed == 0 else 1

@@ -1,0 +1,132 @@
+"""Paths, logging and process helpers shared by every harness step."""
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HARNESS = os.path.join(REPO, "harness")
+BUILD = os.path.join(REPO, "build")
+OUT = os.path.join(REPO, "out")
+TREE = os.path.join(BUILD, "linux")
+LOGS = os.path.join(OUT, "logs")
+VENV = os.path.join(BUILD, "venv")
+BASE_TARBALL = "/usr/src/linux-source-6.12.tar.xz"
+BASE_PACKAGE = "linux-source-6.12"
+
+# Top-level kernel directories whose files in this repo are new in-tree files
+# (the overlay). Everything else in the repo is harness, docs or patches.
+OVERLAY_ROOTS = ("Documentation", "arch", "fs", "include", "init", "kernel",
+                 "lib", "mm", "scripts", "tools")
+
+
+class Failure(Exception):
+    """A step failed; the message says what and what to do about it."""
+
+
+def die(msg):
+    raise Failure(msg)
+
+
+def say(msg):
+    print(f"[kmm] {msg}", flush=True)
+
+
+def ensure_dir(path):
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def run(cmd, cwd=None, env=None, check=True, capture=False, log=None,
+        what=None, timeout=None):
+    """Run cmd; on failure raise Failure naming what failed and the log."""
+    shown = cmd if isinstance(cmd, str) else " ".join(shlex.quote(c) for c in cmd)
+    full_env = dict(os.environ)
+    if env:
+        full_env.update(env)
+    stdout = subprocess.PIPE if capture else None
+    logf = None
+    if log:
+        ensure_dir(os.path.dirname(log))
+        logf = open(log, "a", encoding="utf-8")
+        logf.write(f"$ {shown}\n")
+        logf.flush()
+        stdout = logf
+    try:
+        res = subprocess.run(cmd, cwd=cwd, env=full_env, stdout=stdout,
+                             stderr=subprocess.STDOUT if (log or capture) else None,
+                             shell=isinstance(cmd, str), timeout=timeout,
+                             text=True, check=False)
+    except subprocess.TimeoutExpired:
+        die(f"{what or shown}: timed out after {timeout} s")
+    except FileNotFoundError as exc:
+        die(f"{what or shown}: {exc.filename} not found (run `make deps`)")
+    finally:
+        if logf:
+            logf.close()
+    if check and res.returncode != 0:
+        where = f"; see {log}" if log else ""
+        tail = ""
+        if log:
+            with open(log, encoding="utf-8", errors="replace") as f:
+                tail = "".join(f.readlines()[-25:])
+        elif capture and res.stdout:
+            tail = res.stdout[-3000:]
+        die(f"{what or shown} failed (exit {res.returncode}){where}\n{tail}")
+    return res
+
+
+def base_info():
+    """The exact base: Makefile version and the Debian package version."""
+    info = {"package": BASE_PACKAGE, "package_version": "unknown"}
+    res = subprocess.run(["dpkg-query", "-W", "-f=${Version}", BASE_PACKAGE],
+                         capture_output=True, text=True, check=False)
+    if res.returncode == 0:
+        info["package_version"] = res.stdout.strip()
+    mk = os.path.join(TREE, "Makefile")
+    if os.path.exists(mk):
+        vals = {}
+        with open(mk, encoding="utf-8") as f:
+            for line in f.readlines()[:8]:
+                if "=" in line:
+                    k, _, v = line.partition("=")
+                    vals[k.strip()] = v.strip()
+        info["kernel"] = "{}.{}.{}".format(vals.get("VERSION"),
+                                           vals.get("PATCHLEVEL"),
+                                           vals.get("SUBLEVEL"))
+    return info
+
+
+def base_line():
+    i = base_info()
+    return (f"base: Linux {i.get('kernel', '?')} from {i['package']} "
+            f"{i['package_version']}")
+
+
+class Progress:
+    """One status line that rewrites itself on a terminal, sparse otherwise."""
+
+    def __init__(self, label, every=30.0):
+        self.label = label
+        self.tty = sys.stdout.isatty()
+        self.every = every
+        self.last = 0.0
+        self.start = time.time()
+
+    def update(self, text):
+        now = time.time()
+        elapsed = int(now - self.start)
+        if self.tty:
+            sys.stdout.write(f"\r[kmm] {self.label}: {text} ({elapsed} s)\033[K")
+            sys.stdout.flush()
+        elif now - self.last >= self.every:
+            print(f"[kmm] {self.label}: {text} ({elapsed} s)", flush=True)
+            self.last = now
+
+    def done(self, text="done"):
+        elapsed = int(time.time() - self.start)
+        if self.tty:
+            sys.stdout.write("\r\033[K")
+        print(f"[kmm] {self.label}: {text} ({elapsed} s)", flush=True)

@@ -1,0 +1,86 @@
+"""Install what the harness needs: Debian packages and virtme-ng."""
+
+import os
+import shutil
+import subprocess
+
+from .common import BASE_PACKAGE, BASE_TARBALL, VENV, LOGS, die, run, say
+
+# Debian packages, each with a file or command that shows it is present.
+APT_PACKAGES = {
+    "build-essential": "/usr/bin/gcc",
+    "bc": "/usr/bin/bc",
+    "bison": "/usr/bin/bison",
+    "flex": "/usr/bin/flex",
+    "libelf-dev": "/usr/include/libelf.h",
+    "libssl-dev": "/usr/include/openssl/ssl.h",
+    "cpio": "/usr/bin/cpio",
+    "kmod": "/usr/bin/kmod",
+    "rsync": "/usr/bin/rsync",
+    "xz-utils": "/usr/bin/xz",
+    "ccache": "/usr/bin/ccache",
+    "sparse": "/usr/bin/sparse",
+    "qemu-system-x86": "/usr/bin/qemu-system-x86_64",
+    "numactl": "/usr/bin/numactl",
+    "libnuma-dev": "/usr/include/numaif.h",
+    "libcap-dev": "/usr/include/sys/capability.h",
+    "busybox-static": "/bin/busybox",
+    "python3-venv": None,
+    "git": "/usr/bin/git",
+    BASE_PACKAGE: BASE_TARBALL,
+}
+
+VIRTME_NG = "virtme-ng==1.42"
+
+
+def have_ensurepip():
+    res = subprocess.run([shutil.which("python3") or "python3", "-c",
+                          "import ensurepip"], capture_output=True,
+                         check=False)
+    return res.returncode == 0
+
+
+def missing_packages():
+    """Packages whose probe file is absent (None: python3's venv support)."""
+    return [p for p, probe in APT_PACKAGES.items()
+            if (probe is None and not have_ensurepip()) or
+            (probe is not None and not os.path.exists(probe))]
+
+
+def install_apt(pkgs):
+    if os.geteuid() != 0:
+        die("missing Debian packages: " + " ".join(pkgs) +
+            "\n  install them with: sudo apt-get install " + " ".join(pkgs))
+    log = os.path.join(LOGS, "deps.log")
+    say(f"installing Debian packages: {' '.join(pkgs)}")
+    run(["apt-get", "update"], log=log, what="apt-get update")
+    run(["apt-get", "install", "-y", "--no-install-recommends"] + pkgs,
+        env={"DEBIAN_FRONTEND": "noninteractive"}, log=log,
+        what="apt-get install")
+    still = missing_packages()
+    if still:
+        die("still missing after apt-get install: " + " ".join(still))
+
+
+def vng_path():
+    return os.path.join(VENV, "bin", "vng")
+
+
+def install_venv():
+    if os.path.exists(vng_path()):
+        return
+    log = os.path.join(LOGS, "deps.log")
+    python = shutil.which("python3")
+    say(f"creating {VENV} with {VIRTME_NG}")
+    run([python, "-m", "venv", VENV], log=log, what="python3 -m venv")
+    run([os.path.join(VENV, "bin", "pip"), "install", "-q", VIRTME_NG],
+        log=log, what=f"pip install {VIRTME_NG}")
+    if not os.path.exists(vng_path()):
+        die(f"virtme-ng installed but {vng_path()} is missing; see {log}")
+
+
+def ensure():
+    pkgs = missing_packages()
+    if pkgs:
+        install_apt(pkgs)
+    install_venv()

@@ -1,0 +1,196 @@
+"""The two-tier VM: virtme-ng on QEMU with an HMAT that puts node 1 lower.
+
+Node 0 holds both CPUs and fast memory. Node 1 is CPU-less memory whose
+HMAT latency and bandwidth are worse, so the kernel places it in a lower
+memory tier (6.12 needs both entries; latency alone leaves one tier).
+"""
+
+import os
+import re
+import selectors
+import subprocess
+import time
+
+from .common import BUILD, LOGS, OUT, REPO, Progress, die, ensure_dir, say
+from .deps import vng_path
+
+NODE_MEM = "2G"
+# HMAT figures of a DRAM node and a CXL-like node seen from CPU node 0:
+# latency in ns, bandwidth per second. The ratio, not the value, decides the
+# tier: 6.12 computes an abstract distance from both.
+HMAT = [
+    "-machine hmat=on",
+    "-numa hmat-lb,initiator=0,target=0,hierarchy=memory,"
+    "data-type=access-latency,latency=80",
+    "-numa hmat-lb,initiator=0,target=0,hierarchy=memory,"
+    "data-type=access-bandwidth,bandwidth=20G",
+    "-numa hmat-lb,initiator=0,target=1,hierarchy=memory,"
+    "data-type=access-latency,latency=250",
+    "-numa hmat-lb,initiator=0,target=1,hierarchy=memory,"
+    "data-type=access-bandwidth,bandwidth=5G",
+]
+EXIT_MARK = "KMM-GUEST-EXIT="
+KVM_PROBE = os.path.join(BUILD, "kvm-probe")
+KVM_PROBE_TIMEOUT = 60
+VM_DIR = os.path.join(OUT, "vm")
+
+# A line of the guest's kernel log that means a test run is broken.
+SPLAT = re.compile(
+    r"(\bBUG: |\bWARNING: |\bOops\b|Kernel panic|"
+    r"rcu: INFO: .*detected stall|self-detected stall|"
+    r"INFO: task .* blocked for more than|"
+    r"kmemleak: \d+ new suspected memory leak|UBSAN: |"
+    r"general protection fault|Unable to handle kernel)")
+KLOG = re.compile(r"^\[\s*\d+\.\d+\]")
+SPLAT_LINES = 60
+
+
+def find_splats(console):
+    """Each splat in the console text, with the lines that follow it."""
+    lines = console.splitlines()
+    splats = []
+    i = 0
+    while i < len(lines):
+        if KLOG.match(lines[i]) and SPLAT.search(lines[i]):
+            chunk = [lines[i]]
+            j = i + 1
+            while j < len(lines) and len(chunk) < SPLAT_LINES:
+                chunk.append(lines[j])
+                if "---[ end trace" in lines[j]:
+                    break
+                j += 1
+            splats.append("\n".join(chunk))
+            i = j
+        i += 1
+    return splats
+
+
+def vng_cmd(image, guest_cmd, kvm, extra_append=()):
+    cmd = [vng_path(), "--run", image, "--verbose",
+           "--cpus", "2", "--memory", "4G",
+           "--numa", f"{NODE_MEM},cpus=0-1",
+           "--numa", f"{NODE_MEM},initiator=0",
+           "--qemu-opts", " ".join(HMAT),
+           "--rwdir", VM_DIR, "--cwd", REPO,
+           "--append", "printk.time=1"]
+    for a in extra_append:
+        cmd += ["--append", a]
+    if not kvm:
+        cmd.append("--disable-kvm")
+    cmd += ["--exec", guest_cmd]
+    return cmd
+
+
+def wrap(cmd):
+    """Run cmd in the guest and print its real exit status on the console."""
+    return (f"sh -c {sh_quote(cmd)}; rc=$?; sync; "
+            f"echo; echo {EXIT_MARK}$rc")
+
+
+def sh_quote(s):
+    return "'" + s.replace("'", "'\"'\"'") + "'"
+
+
+class Result:
+    def __init__(self, status, console, elapsed, timed_out=False):
+        self.status = status
+        self.console = console
+        self.elapsed = elapsed
+        self.timed_out = timed_out
+
+    def output(self):
+        """The guest command's own lines, without kernel log lines."""
+        keep = []
+        for line in self.console.splitlines():
+            if KLOG.match(line) or line.startswith(EXIT_MARK):
+                continue
+            keep.append(line)
+        return "\n".join(keep)
+
+    def splats(self):
+        return find_splats(self.console)
+
+
+def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
+         label="VM", extra_append=()):
+    """Boot image, run guest_cmd, return a Result (status None: no exit)."""
+    if not os.path.exists(image):
+        die(f"no kernel image at {image}: run `make kernel` first")
+    if not os.path.exists(vng_path()):
+        die("virtme-ng is not installed: run `make deps`")
+    if kvm is None:
+        kvm = kvm_works(image)
+    ensure_dir(VM_DIR)
+    log = log or os.path.join(LOGS, "vm-console.log")
+    ensure_dir(os.path.dirname(log))
+    cmd = vng_cmd(image, wrap(guest_cmd), kvm, extra_append)
+    start = time.time()
+    lines = []
+    timed_out = False
+    with open(log, "w", encoding="utf-8") as logf:
+        logf.write("$ " + " ".join(sh_quote(c) for c in cmd) + "\n")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True,
+                                errors="replace", stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        deadline = start + timeout
+        sel = selectors.DefaultSelector()
+        sel.register(proc.stdout, selectors.EVENT_READ)
+        while True:
+            left = deadline - time.time()
+            if left <= 0:
+                timed_out = True
+                break
+            if not sel.select(timeout=min(left, 1.0)):
+                if proc.poll() is not None:
+                    break
+                continue
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            logf.write(line)
+            logf.flush()
+            if echo and not KLOG.match(line) and not line.startswith(EXIT_MARK):
+                print(line, end="", flush=True)
+        if timed_out:
+            os.killpg(proc.pid, 9)
+        proc.wait()
+    console = "".join(lines)
+    status = None
+    for m in re.finditer(rf"^{EXIT_MARK}(\d+)", console, re.M):
+        status = int(m.group(1))
+    return Result(status, console, time.time() - start, timed_out)
+
+
+def kvm_works(image):
+    """Probe /dev/kvm once with a short boot; remember the answer."""
+    if os.path.exists(KVM_PROBE):
+        with open(KVM_PROBE, encoding="utf-8") as f:
+            return f.read().strip() == "kvm"
+    ok = False
+    if os.path.exists("/dev/kvm") and os.access("/dev/kvm", os.R_OK | os.W_OK):
+        say(f"probing KVM with a {KVM_PROBE_TIMEOUT} s boot")
+        res = boot(image, "grep -q hypervisor /proc/cpuinfo", KVM_PROBE_TIMEOUT,
+                   kvm=True, log=os.path.join(LOGS, "kvm-probe.log"))
+        # QEMU falls back to TCG silently; the guest knows which it got.
+        ok = res.status == 0 and "Hypervisor detected: KVM" in res.console
+    with open(KVM_PROBE, "w", encoding="utf-8") as f:
+        f.write("kvm\n" if ok else "tcg\n")
+    say("VM acceleration: " + ("KVM" if ok else "TCG (software emulation)"))
+    return ok
+
+
+def run_cmd(image, guest_cmd, timeout):
+    """make vm: run a command, show its output, return its exit status."""
+    res = boot(image, guest_cmd, timeout, echo=True)
+    if res.timed_out:
+        die(f"the VM did not finish within {timeout} s; console log: "
+            f"{os.path.join(LOGS, 'vm-console.log')}")
+    if res.status is None:
+        tail = "\n".join(res.console.splitlines()[-30:])
+        die("the guest did not report an exit status (crash or boot failure); "
+            f"last console lines:\n{tail}")
+    for s in res.splats():
+        print("[kmm] kernel splat in the guest log:\n" + s)
+    return res.status
