@@ -18,7 +18,7 @@ vmstat_get() {
 
 echo "memory tiers:"
 for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
-	echo "  $(basename "$t"): nodes $(cat "$t/nodelists")"
+	echo "  $(basename "$t"): nodes $(cat "$t/nodelist")"
 done
 
 for mode in "$@"; do

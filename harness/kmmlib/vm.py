@@ -31,7 +31,8 @@ HMAT = [
 ]
 EXIT_MARK = "KMM-GUEST-EXIT="
 KVM_PROBE = os.path.join(BUILD, "kvm-probe")
-KVM_PROBE_TIMEOUT = 60
+# A KVM boot finishes in a few seconds; a TCG one in about 20.
+KVM_PROBE_TIMEOUT = 30
 VM_DIR = os.path.join(OUT, "vm")
 
 # A line of the guest's kernel log that means a test run is broken.
@@ -66,11 +67,14 @@ def find_splats(console):
 
 
 def vng_cmd(image, guest_cmd, kvm, extra_append=()):
-    cmd = [vng_path(), "--run", image, "--verbose",
+    # --force-9p: no virtiofsd here; vng would wait for it before falling
+    # back to 9p anyway.
+    cmd = [vng_path(), "--run", image, "--verbose", "--force-9p",
            "--cpus", "2", "--memory", "4G",
            "--numa", f"{NODE_MEM},cpus=0-1",
            "--numa", f"{NODE_MEM},initiator=0",
-           "--qemu-opts", " ".join(HMAT),
+           # "=" form: the value starts with a dash.
+           "--qemu-opts=" + " ".join(HMAT),
            "--rwdir", VM_DIR, "--cwd", REPO,
            "--append", "printk.time=1"]
     for a in extra_append:
@@ -129,7 +133,10 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
     timed_out = False
     with open(log, "w", encoding="utf-8") as logf:
         logf.write("$ " + " ".join(sh_quote(c) for c in cmd) + "\n")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE,
+        env = dict(os.environ)
+        # vng runs virtme-run and friends from PATH.
+        env["PATH"] = os.path.dirname(vng_path()) + os.pathsep + env["PATH"]
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL,
                                 start_new_session=True)
@@ -173,6 +180,10 @@ def kvm_works(image):
         say(f"probing KVM with a {KVM_PROBE_TIMEOUT} s boot")
         res = boot(image, "grep -q hypervisor /proc/cpuinfo", KVM_PROBE_TIMEOUT,
                    kvm=True, log=os.path.join(LOGS, "kvm-probe.log"))
+        if res.status is None and not res.timed_out and \
+           "Linux version" not in res.console:
+            die("the VM did not start; see out/logs/kvm-probe.log:\n" +
+                "\n".join(res.console.splitlines()[-10:]))
         # QEMU falls back to TCG silently; the guest knows which it got.
         ok = res.status == 0 and "Hypervisor detected: KVM" in res.console
     with open(KVM_PROBE, "w", encoding="utf-8") as f:
