@@ -251,8 +251,8 @@ def guest_command(present):
 
 def check(skip_static=False):
     t = Tally()
-    say(base_line())
     tip = tree.refresh()
+    say(base_line())
     image = kernel.build("debug")
     if not skip_static:
         check_static(t, tip)

@@ -21,8 +21,8 @@ def build_hotset():
 
 
 def run(seconds):
-    say(base_line())
     tree.refresh()
+    say(base_line())
     image = kernel.build("debug")
     hotset = build_hotset()
     say(f"booting the two-tier VM: {seconds} s of hot-set access per mode "

@@ -30,7 +30,10 @@ HMAT = [
     "data-type=access-bandwidth,bandwidth=5G",
 ]
 EXIT_MARK = "KMM-GUEST-EXIT="
-KVM_PROBE = os.path.join(BUILD, "kvm-probe")
+# Whether KVM runs a guest is a fact of the machine, not of a checkout: keep
+# the answer where every clone (and CI) finds it.
+KVM_PROBE = os.path.join(os.path.expanduser("~"), ".cache", "kmmscand",
+                         "kvm-probe")
 # A KVM boot finishes in a few seconds; a TCG one in about 20.
 KVM_PROBE_TIMEOUT = 30
 VM_DIR = os.path.join(OUT, "vm")
@@ -186,6 +189,7 @@ def kvm_works(image):
                 "\n".join(res.console.splitlines()[-10:]))
         # QEMU falls back to TCG silently; the guest knows which it got.
         ok = res.status == 0 and "Hypervisor detected: KVM" in res.console
+    ensure_dir(os.path.dirname(KVM_PROBE))
     with open(KVM_PROBE, "w", encoding="utf-8") as f:
         f.write("kvm\n" if ok else "tcg\n")
     say("VM acceleration: " + ("KVM" if ok else "TCG (software emulation)"))
