@@ -30,6 +30,7 @@ HMAT = [
     "data-type=access-bandwidth,bandwidth=5G",
 ]
 EXIT_MARK = "KMM-GUEST-EXIT="
+OUT_MARK = "KMM| "
 # Whether KVM runs a guest is a fact of the machine, not of a checkout: keep
 # the answer where every clone (and CI) finds it.
 KVM_PROBE = os.path.join(os.path.expanduser("~"), ".cache", "kmmscand",
@@ -89,9 +90,15 @@ def vng_cmd(image, guest_cmd, kvm, extra_append=()):
 
 
 def wrap(cmd):
-    """Run cmd in the guest and print its real exit status on the console."""
-    return (f"sh -c {sh_quote(cmd)}; rc=$?; sync; "
-            f"echo; echo {EXIT_MARK}$rc")
+    """Run cmd in the guest; mark its output and print its exit status.
+
+    The kernel log shares the console with the command, so every line of
+    the command's output gets OUT_MARK in front, and the harness tells the
+    two apart by that.
+    """
+    return (f"{{ sh -c {sh_quote(cmd)}; echo $? >/tmp/kmm-rc; }} 2>&1 | "
+            f"sed -u 's/^/{OUT_MARK}/'; sync; "
+            f"echo; echo {EXIT_MARK}$(cat /tmp/kmm-rc)")
 
 
 def sh_quote(s):
@@ -107,12 +114,9 @@ class Result:
 
     def output(self):
         """The guest command's own lines, without kernel log lines."""
-        keep = []
-        for line in self.console.splitlines():
-            if KLOG.match(line) or line.startswith(EXIT_MARK):
-                continue
-            keep.append(line)
-        return "\n".join(keep)
+        return "\n".join(line[len(OUT_MARK):]
+                         for line in self.console.splitlines()
+                         if line.startswith(OUT_MARK))
 
     def splats(self):
         return find_splats(self.console)
@@ -161,8 +165,8 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
             lines.append(line)
             logf.write(line)
             logf.flush()
-            if echo and not KLOG.match(line) and not line.startswith(EXIT_MARK):
-                print(line, end="", flush=True)
+            if echo and line.startswith(OUT_MARK):
+                print(line[len(OUT_MARK):], end="", flush=True)
         if timed_out:
             os.killpg(proc.pid, 9)
         proc.wait()

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kmmscand: promote accessed folios from slow memory tiers, found by
+ * scanning PTE Accessed bits from a kernel thread.
+ */
+#ifndef _LINUX_KMMSCAND_H
+#define _LINUX_KMMSCAND_H
+
+#include <linux/mm_types.h>
+#include <linux/sched/coredump.h> /* MMF_VM_KMMSCAND */
+
+/**
+ * enum kmmscand_skip_reason - why kmmscand did not scan a VMA or a range
+ * @KMMSCAND_SKIP_HUGETLB: hugetlb VMA; its folios are not promoted.
+ * @KMMSCAND_SKIP_PFNMAP: VM_PFNMAP, VM_MIXEDMAP or VM_IO; no normal folios.
+ * @KMMSCAND_SKIP_UNMIGRATABLE: vma_migratable() is false.
+ * @KMMSCAND_SKIP_INACCESSIBLE: PROT_NONE VMA; its PTEs are never young.
+ * @KMMSCAND_SKIP_MLOCKED: VM_LOCKED VMA; mlock users expect no migration.
+ * @KMMSCAND_SKIP_SHARED_RO: read-only file mapping, e.g. library text.
+ * @KMMSCAND_SKIP_MEMPOLICY: the memory policy does not allow promotion.
+ * @KMMSCAND_SKIP_LOCK_BUSY: mmap_read_trylock() failed; retried later.
+ * @KMMSCAND_SKIP_LOCK_CONTENDED: a writer waits for mmap_lock; the rest of
+ *	the scan is deferred to the next pass.
+ * @KMMSCAND_SKIP_STOPPING: scanning was disabled or the thread is stopping
+ *	or freezing; the rest of the scan is deferred.
+ * @KMMSCAND_SKIP_RATE_LIMITED: the promotion rate limit of the target node
+ *	is spent; the rest of the scan waits for its next window.
+ *
+ * The values are part of the kmmscand_skip_vma and kmmscand_skip_range
+ * tracepoints.
+ */
+enum kmmscand_skip_reason {
+	KMMSCAND_SKIP_HUGETLB,
+	KMMSCAND_SKIP_PFNMAP,
+	KMMSCAND_SKIP_UNMIGRATABLE,
+	KMMSCAND_SKIP_INACCESSIBLE,
+	KMMSCAND_SKIP_MLOCKED,
+	KMMSCAND_SKIP_SHARED_RO,
+	KMMSCAND_SKIP_MEMPOLICY,
+	KMMSCAND_SKIP_LOCK_BUSY,
+	KMMSCAND_SKIP_LOCK_CONTENDED,
+	KMMSCAND_SKIP_STOPPING,
+	KMMSCAND_SKIP_RATE_LIMITED,
+};
+
+/**
+ * enum kmmscand_promote_result - what became of one promotion candidate
+ * @KMMSCAND_PROMOTED: migrated to the target node.
+ * @KMMSCAND_PROMOTE_STALE: unmapped, isolated or moved since the scan.
+ * @KMMSCAND_PROMOTE_NO_ROOM: no allowed top-tier node had free pages above
+ *	its high watermark; kswapd was woken on the nearest one.
+ * @KMMSCAND_PROMOTE_NO_TARGET: no top-tier node is allowed for this mm.
+ * @KMMSCAND_PROMOTE_ISOLATE_FAILED: migrate_misplaced_folio_prepare() said
+ *	no (busy, dirty file folio, shared library, node filling up).
+ * @KMMSCAND_PROMOTE_MIGRATE_FAILED: migrate_misplaced_folio() failed.
+ * @KMMSCAND_PROMOTE_DROPPED: dropped because scanning was disabled, the
+ *	thread is stopping or a writer waits for mmap_lock.
+ * @KMMSCAND_PROMOTE_RATE_LIMITED: refused by the promotion rate limit of
+ *	the target node (kernel.numa_balancing_rate_limit_mbps).
+ *
+ * The values are part of the kmmscand_migrate tracepoint.
+ */
+enum kmmscand_promote_result {
+	KMMSCAND_PROMOTED,
+	KMMSCAND_PROMOTE_STALE,
+	KMMSCAND_PROMOTE_NO_ROOM,
+	KMMSCAND_PROMOTE_NO_TARGET,
+	KMMSCAND_PROMOTE_ISOLATE_FAILED,
+	KMMSCAND_PROMOTE_MIGRATE_FAILED,
+	KMMSCAND_PROMOTE_DROPPED,
+	KMMSCAND_PROMOTE_RATE_LIMITED,
+};
+
+#ifdef CONFIG_KMMSCAND
+void __kmmscand_enter(struct mm_struct *mm);
+void __kmmscand_exit(struct mm_struct *mm);
+
+/* A child is tracked when its parent was: every user mm descends from exec */
+static inline void kmmscand_fork(struct mm_struct *mm,
+				 struct mm_struct *oldmm)
+{
+	if (test_bit(MMF_VM_KMMSCAND, &oldmm->flags))
+		__kmmscand_enter(mm);
+}
+
+static inline void kmmscand_execve(struct mm_struct *mm)
+{
+	__kmmscand_enter(mm);
+}
+
+bool kmmscand_promoting(void);
+
+/* Must run before exit_mmap(), like khugepaged_exit() */
+static inline void kmmscand_exit(struct mm_struct *mm)
+{
+	if (test_bit(MMF_VM_KMMSCAND, &mm->flags))
+		__kmmscand_exit(mm);
+}
+#else /* CONFIG_KMMSCAND */
+static inline void kmmscand_fork(struct mm_struct *mm,
+				 struct mm_struct *oldmm)
+{
+}
+
+static inline void kmmscand_execve(struct mm_struct *mm)
+{
+}
+
+static inline void kmmscand_exit(struct mm_struct *mm)
+{
+}
+
+static inline bool kmmscand_promoting(void)
+{
+	return false;
+}
+#endif /* CONFIG_KMMSCAND */
+
+#endif /* _LINUX_KMMSCAND_H */

@@ -1,0 +1,1969 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand: find accessed folios on slow memory tiers by scanning PTE
+ * Accessed bits from a kernel thread, and promote them to a top-tier node.
+ */
+
+/**
+ * DOC: kmmscand overview
+ *
+ * On a machine whose memory comes in tiers (for instance CXL-attached or
+ * otherwise slower, CPU-less NUMA nodes below the DRAM of the sockets), hot
+ * data left on a slow node costs every access.  NUMA balancing in tiering
+ * mode finds such data through hint faults that the application takes
+ * itself.  kmmscand does the finding and the moving from a kernel thread
+ * instead, so that the application pays neither the faults nor the copies.
+ *
+ * Every mm with a user address space is tracked in an &struct mm_slot from
+ * exec() or fork() until its last user goes away, like khugepaged and KSM
+ * do.  The "kmmscand" thread wakes every scan_sleep_ms, visits up to
+ * mms_to_scan of those slots and scans the ones whose scan period has
+ * elapsed.  A scan walks the page tables of the mm under mmap_read_trylock()
+ * with walk_page_range(), starting where the previous scan stopped and
+ * covering at most scan_size bytes of address space.  VMAs whose folios
+ * cannot or must not move are skipped whole (see kmmscand_vma_skip()).
+ *
+ * For each present PTE, and each PMD-mapped THP, whose folio sits on a node
+ * that is not top tier, the Accessed bit is tested and cleared with MMU
+ * notifier semantics.  Reclaim relies on that bit, so a young entry leaves
+ * its mark in the folio (PG_young, and PG_idle cleared) exactly as DAMON
+ * and idle page tracking do; folio_referenced() consumes it.  Folios on
+ * top-tier nodes are not touched at all.
+ *
+ * The Accessed bits an mm has before kmmscand first looks at it tell when
+ * its memory was populated, not whether it is in use, so the first pass
+ * over an mm, up to the first time its cursor wraps, only clears them.
+ * After that, an accessed slow-tier folio is a promotion candidate.
+ * Candidates are pinned with a reference and queued in a bounded batch,
+ * which a migration stage of the same thread drains while the mmap_lock of
+ * the mm is still held for read: see kmmscand_promote_batch() for why this
+ * is a batch stage rather than a second thread.  The target is the
+ * target_node knob if it is set, otherwise the top-tier node nearest to
+ * where the owner of the mm last ran that has free pages above its high
+ * watermark, within the owner's cpuset.  If every allowed node is short of
+ * memory, kswapd of the nearest one is woken so that demotion can make
+ * room, and nothing is promoted.
+ *
+ * The period and size of the next scan of an mm adapt to what the previous
+ * two scans found, see kmmscand_update_scan_state().
+ *
+ * Locking.  Nesting, where locks nest at all, is in the order listed.
+ *
+ * - kmmscand_mutex serialises knob writes and the start and stop of the
+ *   thread.  The thread never takes it, so kthread_stop() under it cannot
+ *   deadlock.
+ * - kmmscand_tuning_lock (a seqlock) lets the thread read a consistent
+ *   snapshot of the scan period and size ranges and of min_accessed_pages;
+ *   writers take it inside kmmscand_mutex.
+ * - The owner's task_lock and the cpuset callback lock are taken briefly,
+ *   with no other kmmscand lock held and before the mmap_lock, to sample
+ *   where the owner may allocate and which memory policy it runs under.
+ * - mmap_lock of the scanned mm, for read, with trylock only.  It is held
+ *   across the walk and the migration of the batch, which keeps the VMAs
+ *   recorded with the candidates valid.  The walk gives up the lock, and
+ *   drops its batch, as soon as a writer waits.
+ * - The page table lock of the PMD or PTE table being walked, for the
+ *   Accessed bit test and for pinning the folio.  It is never held across
+ *   migration, which takes the LRU and folio locks itself.
+ * - kmmscand_mm_lock (a spinlock) protects the slot hash, the slot list and
+ *   the scan cursor, and nests inside the mmap_lock of both mms on fork.
+ *   The thread takes it with no other lock held; nothing sleeps under it.
+ *   The slot that the cursor points to belongs to the thread:
+ *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
+ *   has no users.  Slot fields other than the list and hash linkage are
+ *   only used by the thread.
+ *
+ * Every access to the address space of an mm happens between a successful
+ * mmget_not_zero() and the matching mmput_async(), so an exiting mm is
+ * never scanned; the slot's mmgrab() only keeps the &struct mm_struct
+ * itself alive for the hash and the mm_users check.
+ */
+
+#define pr_fmt(fmt) "kmmscand: " fmt
+
+#include <linux/cpuset.h>
+#include <linux/freezer.h>
+#include <linux/hugetlb.h>
+#include <linux/kmmscand.h>
+#include <linux/kthread.h>
+#include <linux/memory-tiers.h>
+#include <linux/mempolicy.h>
+#include <linux/migrate.h>
+#include <linux/mm.h>
+#include <linux/mm_inline.h>
+#include <linux/mmu_notifier.h>
+#include <linux/page_idle.h>
+#include <linux/pagewalk.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <linux/seqlock.h>
+#include <linux/sizes.h>
+#include <linux/sort.h>
+#include <linux/swap.h>
+#include <linux/sysfs.h>
+#include <linux/threads.h>
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/kmmscand.h>
+
+#include "internal.h"
+#include "mm_slot.h"
+
+/*
+ * How the scan period and size of an mm adapt, see
+ * kmmscand_update_scan_state().
+ *
+ * SCAN_PERIOD_TUNE_PERCENT: the step when two scans in a row agree (both
+ * idle or both busy).  15% changes the period by 2x in about five scans:
+ * one noisy scan cannot swing it, and a lasting change of behaviour is
+ * still followed within seconds at the default period.
+ */
+#define SCAN_PERIOD_TUNE_PERCENT	15
+
+/*
+ * SCAN_PERIOD_CHANGE_SCALE: the shift applied to the period when the
+ * activity of an mm appears (X = 0, Y > 0: shorter) or vanishes (X > 0,
+ * Y = 0: longer).  A change of regime deserves an order of magnitude: 8x
+ * takes the default period of 2000 ms straight to either default clamp,
+ * so an mm that turns hot is rescanned at once and one that turns idle
+ * stops costing CPU at once.
+ */
+#define SCAN_PERIOD_CHANGE_SCALE	3
+
+/*
+ * SCAN_SIZE_CHANGE_SCALE: the shift applied to the scan size when two
+ * scans in a row agree.  Halving or doubling takes the default 4 GiB to
+ * either default clamp (512 MiB, 16 GiB) in two or three scans.
+ */
+#define SCAN_SIZE_CHANGE_SCALE		1
+
+/*
+ * Knob defaults.
+ *
+ * KMMSCAND_SCAN_SLEEP_MS: the thread wakes 50 times a second, often enough
+ * to start scans within 5% of the shortest default period (400 ms), and a
+ * wake-up that finds no mm due costs a list walk.
+ */
+#define KMMSCAND_SCAN_SLEEP_MS		20
+
+/*
+ * KMMSCAND_MMS_TO_SCAN: slots visited per wake-up.  Above the process count
+ * of most machines, so that one wake-up sees every mm that is due, yet
+ * bounded so that the thread still sleeps regularly with very many mms.
+ */
+#define KMMSCAND_MMS_TO_SCAN		4096
+
+/*
+ * KMMSCAND_MM_SCAN_PERIOD_MS: the first period of a new mm.  A process is
+ * first scanned two seconds after exec or fork, by which time most short
+ * lived processes are gone; after that the period adapts.
+ */
+#define KMMSCAND_MM_SCAN_PERIOD_MS	2000
+
+/*
+ * KMMSCAND_SCAN_PERIOD_MIN_MS: Accessed bits need time to be set again
+ * after they are cleared; scanning an mm more often than this finds mostly
+ * the same hot pages at a higher cost.
+ */
+#define KMMSCAND_SCAN_PERIOD_MIN_MS	400
+
+/*
+ * KMMSCAND_SCAN_PERIOD_MAX_MS: an idle mm is still looked at every five
+ * seconds, so a workload that turns hot waits at most that long before its
+ * period collapses.
+ */
+#define KMMSCAND_SCAN_PERIOD_MAX_MS	5000
+
+/*
+ * KMMSCAND_SCAN_SIZE_MB: the first scan of an mm covers 4 GiB, the whole
+ * heap of most processes, while a huge mm is covered over several scans.
+ */
+#define KMMSCAND_SCAN_SIZE_MB		4096
+
+/*
+ * KMMSCAND_SCAN_SIZE_MIN_MB: an idle mm still has 512 MiB looked at per
+ * period, so that a hot spot anywhere in it is found within a bounded
+ * number of periods.
+ */
+#define KMMSCAND_SCAN_SIZE_MIN_MB	512
+
+/*
+ * KMMSCAND_SCAN_SIZE_MAX_MB: a busy mm may have 16 GiB, four million PTEs,
+ * walked in one scan; more would keep its mmap_lock held for too long.
+ */
+#define KMMSCAND_SCAN_SIZE_MAX_MB	16384
+
+/*
+ * KMMSCAND_MIN_ACCESSED_PAGES: a scan that finds fewer accessed slow-tier
+ * pages than this (400 KiB with 4 KiB pages) saw noise, such as stacks and
+ * library data that any running process touches, and counts as idle so
+ * that such noise cannot hold the period at its minimum.
+ */
+#define KMMSCAND_MIN_ACCESSED_PAGES	100
+
+/*
+ * Limits of the knobs.
+ *
+ * KMMSCAND_PERIOD_FLOOR_MS: with HZ=100 a jiffy is 10 ms; a shorter period
+ * cannot be honoured.
+ */
+#define KMMSCAND_PERIOD_FLOOR_MS	10
+
+/*
+ * KMMSCAND_PERIOD_LIMIT_MS: an mm scanned less often than hourly gets
+ * promotions too late to matter.  Also the limit of scan_sleep_ms: a
+ * longer sleep would defeat every per-mm period.  The shift by
+ * SCAN_PERIOD_CHANGE_SCALE cannot overflow below this.
+ */
+#define KMMSCAND_PERIOD_LIMIT_MS	(60 * 60 * 1000UL)
+
+/* KMMSCAND_SLEEP_FLOOR_MS: a zero sleep would make the thread busy-loop */
+#define KMMSCAND_SLEEP_FLOOR_MS		1
+
+/* KMMSCAND_MMS_LIMIT: there cannot be more mms than pids */
+#define KMMSCAND_MMS_LIMIT		PID_MAX_LIMIT
+
+/*
+ * KMMSCAND_SIZE_FLOOR_MB: the unit of the size knobs.  Any budget makes
+ * progress, since the next scan resumes where the last one stopped.
+ */
+#define KMMSCAND_SIZE_FLOOR_MB		1UL
+
+/* KMMSCAND_SIZE_LIMIT_MB: no scan needs more than the largest user space */
+#define KMMSCAND_SIZE_LIMIT_MB		(TASK_SIZE_MAX / SZ_1M)
+
+/*
+ * KMMSCAND_MIN_ACCESSED_LIMIT: a threshold above the number of pages the
+ * largest possible scan covers could never be met.
+ */
+#define KMMSCAND_MIN_ACCESSED_LIMIT	(KMMSCAND_SIZE_LIMIT_MB * (SZ_1M / PAGE_SIZE))
+
+/*
+ * The promotion batch.
+ *
+ * KMMSCAND_BATCH_MAX: one PTE table's worth of small folios, so that a
+ * fully hot page table is drained in one go.
+ */
+#define KMMSCAND_BATCH_MAX		512
+
+/*
+ * KMMSCAND_BATCH_PAGES: the batch is migrated with the mmap_lock of the mm
+ * held for read; 16 MiB of copying is a few milliseconds, which bounds how
+ * long a writer that arrives meanwhile may wait.  A single folio larger
+ * than this is still accepted into an empty batch.
+ */
+#define KMMSCAND_BATCH_PAGES		(SZ_16M >> PAGE_SHIFT)
+
+/*
+ * KMMSCAND_SLOTS_HASH_BITS: 1024 buckets keep the lookup in exit short with
+ * tens of thousands of processes, for 8 KiB of memory (as khugepaged).
+ */
+#define KMMSCAND_SLOTS_HASH_BITS	10
+
+/*
+ * KMMSCAND_LRU_DRAIN_MS: an accessed folio still in a per-CPU LRU batch
+ * cannot be isolated, and on a quiet CPU it can stay there indefinitely.
+ * Draining all CPUs at most once a second bounds the cost of that, and how
+ * long such a folio waits.
+ */
+#define KMMSCAND_LRU_DRAIN_MS		1000
+
+/* Why a page table walk stopped early; returned from kmmscand_pmd_entry() */
+#define KMMSCAND_WALK_FULL		1	/* the batch is full */
+#define KMMSCAND_WALK_YIELD		2	/* give the mmap_lock up */
+
+/**
+ * struct kmmscand_range - a knob with its lower and upper clamp
+ * @min: lower clamp
+ * @init: the value a new mm starts with
+ * @max: upper clamp
+ *
+ * min <= init <= max always holds.
+ */
+struct kmmscand_range {
+	unsigned long min;
+	unsigned long init;
+	unsigned long max;
+};
+
+enum kmmscand_range_field {
+	KMMSCAND_RANGE_MIN,
+	KMMSCAND_RANGE_INIT,
+	KMMSCAND_RANGE_MAX,
+};
+
+/**
+ * struct kmmscand_tuning - the knobs that drive the adaptive scan
+ * @period_ms: scan_period_min_ms, mm_scan_period_ms, scan_period_max_ms
+ * @size_mb: scan_size_min_mb, scan_size_mb, scan_size_max_mb
+ * @min_accessed: min_accessed_pages
+ */
+struct kmmscand_tuning {
+	struct kmmscand_range period_ms;
+	struct kmmscand_range size_mb;
+	unsigned long min_accessed;
+};
+
+/**
+ * struct kmmscand_scan_state - what the adaptive scan of an mm remembers
+ * @period_ms: time from the end of one scan to the start of the next
+ * @size_mb: address space one scan covers
+ * @prev_accessed: X, the accessed slow-tier pages the last scan found,
+ *	zero if that was below the threshold
+ */
+struct kmmscand_scan_state {
+	unsigned long period_ms;
+	unsigned long size_mb;
+	unsigned long prev_accessed;
+};
+
+/**
+ * struct kmmscand_mm_slot - kmmscand's view of one mm
+ * @slot: hash and list linkage, and the mm (which the slot mmgrab()s)
+ * @address: where the scan in progress, or the next one, resumes
+ * @next_scan: jiffies at which the next scan may start
+ * @scan_left: bytes of address space the scan in progress may still cover;
+ *	zero when no scan is in progress
+ * @scanned: base pages examined by the scan in progress
+ * @accessed: accessed slow-tier base pages found by the scan in progress
+ * @state: the adaptive period and size
+ * @primed: the whole address space has been scanned once, so an Accessed
+ *	bit now means an access since kmmscand last looked
+ */
+struct kmmscand_mm_slot {
+	struct mm_slot slot;
+	unsigned long address;
+	unsigned long next_scan;
+	unsigned long scan_left;
+	unsigned long scanned;
+	unsigned long accessed;
+	struct kmmscand_scan_state state;
+	bool primed;
+};
+
+/**
+ * struct kmmscand_candidate - a folio to promote
+ * @folio: the folio, pinned with a reference
+ * @vma: a VMA that maps it; valid while the mmap_lock is held
+ */
+struct kmmscand_candidate {
+	struct folio *folio;
+	struct vm_area_struct *vma;
+};
+
+/**
+ * struct kmmscand_batch - the bounded queue of promotion candidates
+ * @nr: number of candidates
+ * @nr_pages: base pages they add up to
+ * @entry: the candidates
+ */
+struct kmmscand_batch {
+	unsigned int nr;
+	unsigned long nr_pages;
+	struct kmmscand_candidate entry[KMMSCAND_BATCH_MAX];
+};
+
+/**
+ * struct kmmscand_walk_ctl - state of one scan step of one mm
+ * @mm: the mm
+ * @batch: where candidates go
+ * @last_folio: the folio queued last, to queue a PTE-mapped large folio once
+ * @next_addr: where a walk that stopped early resumes
+ * @scanned: base pages examined
+ * @accessed: accessed slow-tier base pages found
+ * @yield_reason: why the walk gave up the mmap_lock
+ * @vma_skipped: test_walk rejected the VMA
+ * @queue: young slow-tier folios become candidates (the mm is primed)
+ * @off_lru: a would-be candidate was not on the LRU
+ * @rate_limited: the rate limit of the target node refused a candidate
+ * @resume_at: with @rate_limited, jiffies at which that node's window ends
+ * @task_mof: the owner's task policy lets its memory move
+ * @home_nid: the node the owner last ran on, or NUMA_NO_NODE
+ * @allowed: the nodes the owner may allocate from
+ * @slow: memory nodes that are not top tier
+ * @has_room: scratch for kmmscand_choose_target()
+ */
+struct kmmscand_walk_ctl {
+	struct mm_struct *mm;
+	struct kmmscand_batch *batch;
+	struct folio *last_folio;
+	unsigned long next_addr;
+	unsigned long scanned;
+	unsigned long accessed;
+	enum kmmscand_skip_reason yield_reason;
+	bool vma_skipped;
+	bool queue;
+	bool off_lru;
+	bool rate_limited;
+	unsigned long resume_at;
+	bool task_mof;
+	int home_nid;
+	nodemask_t allowed;
+	nodemask_t slow;
+	nodemask_t has_room;
+};
+
+/* Knobs; kmmscand_mutex serialises their writers */
+static bool kmmscand_scan_enabled __read_mostly = true;
+static unsigned long kmmscand_scan_sleep_ms __read_mostly = KMMSCAND_SCAN_SLEEP_MS;
+static unsigned long kmmscand_mms_to_scan __read_mostly = KMMSCAND_MMS_TO_SCAN;
+static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
+static struct kmmscand_tuning kmmscand_tuning = {
+	.period_ms = {
+		.min = KMMSCAND_SCAN_PERIOD_MIN_MS,
+		.init = KMMSCAND_MM_SCAN_PERIOD_MS,
+		.max = KMMSCAND_SCAN_PERIOD_MAX_MS,
+	},
+	.size_mb = {
+		.min = KMMSCAND_SCAN_SIZE_MIN_MB,
+		.init = KMMSCAND_SCAN_SIZE_MB,
+		.max = KMMSCAND_SCAN_SIZE_MAX_MB,
+	},
+	.min_accessed = KMMSCAND_MIN_ACCESSED_PAGES,
+};
+
+static DEFINE_MUTEX(kmmscand_mutex);
+static DEFINE_SEQLOCK(kmmscand_tuning_lock);
+static struct task_struct *kmmscand_thread;
+static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
+
+/* The tracked mms and the scan cursor, under kmmscand_mm_lock */
+static DEFINE_SPINLOCK(kmmscand_mm_lock);
+static DEFINE_HASHTABLE(kmmscand_slots_hash, KMMSCAND_SLOTS_HASH_BITS);
+static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
+static struct {
+	struct list_head mm_head;
+	struct kmmscand_mm_slot *mm_slot;
+} kmmscand_scan = {
+	.mm_head = LIST_HEAD_INIT(kmmscand_scan.mm_head),
+};
+
+/* Used by the kmmscand thread only; there is at most one at a time */
+static struct kmmscand_batch kmmscand_batch;
+static struct kmmscand_walk_ctl kmmscand_ctl;
+static int kmmscand_node_order[MAX_NUMNODES];
+/* Per target node: jiffies until which its promotion rate limit is spent */
+static unsigned long kmmscand_limited_until[MAX_NUMNODES];
+
+/* Pure helpers: no global state, tested by mm/tests/kmmscand-kunit.h */
+
+static unsigned long kmmscand_clamp(unsigned long val,
+				    const struct kmmscand_range *r)
+{
+	return clamp(val, r->min, r->max);
+}
+
+/**
+ * kmmscand_update_scan_state - adapt the scan period and size of an mm
+ * @st: the scan state of the mm, updated in place
+ * @accessed: the accessed slow-tier pages the scan that just ended found
+ * @t: the knobs
+ *
+ * X is what the previous scan found (@st->prev_accessed) and Y what this
+ * one found; a count below @t->min_accessed counts as zero.
+ *
+ * - X = 0, Y = 0: still idle.  Scan a little less often
+ *   (SCAN_PERIOD_TUNE_PERCENT) and over half the size.
+ * - X = 0, Y > 0: activity appeared.  Scan much more often
+ *   (SCAN_PERIOD_CHANGE_SCALE) and over the maximum size.
+ * - X > 0, Y = 0: activity vanished.  Scan much less often; keep the size,
+ *   the hot data may just lie beyond this scan's reach.
+ * - X > 0, Y > 0: still busy.  Scan a little more often and over twice the
+ *   size.
+ *
+ * Both results are clamped to their knob ranges.
+ */
+static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
+				       unsigned long accessed,
+				       const struct kmmscand_tuning *t)
+{
+	unsigned long x = st->prev_accessed;
+	unsigned long y = accessed < t->min_accessed ? 0 : accessed;
+	unsigned long period = st->period_ms;
+	unsigned long size = st->size_mb;
+
+	if (!x && !y) {
+		period += DIV_ROUND_UP(period * SCAN_PERIOD_TUNE_PERCENT, 100);
+		size >>= SCAN_SIZE_CHANGE_SCALE;
+	} else if (!x) {
+		period >>= SCAN_PERIOD_CHANGE_SCALE;
+		size = t->size_mb.max;
+	} else if (!y) {
+		period <<= SCAN_PERIOD_CHANGE_SCALE;
+	} else {
+		period -= period * SCAN_PERIOD_TUNE_PERCENT / 100;
+		size <<= SCAN_SIZE_CHANGE_SCALE;
+	}
+
+	st->period_ms = kmmscand_clamp(period, &t->period_ms);
+	st->size_mb = kmmscand_clamp(size, &t->size_mb);
+	st->prev_accessed = y;
+}
+
+/*
+ * Parse a decimal knob value and check it against [@lo, @hi].  Anything
+ * else, including an overflowing number, is -EINVAL.
+ */
+static int kmmscand_parse_ulong(const char *buf, unsigned long lo,
+				unsigned long hi, unsigned long *val)
+{
+	unsigned long v;
+
+	if (kstrtoul(buf, 10, &v) || v < lo || v > hi)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+/* Set one field of @r to @val, unless that would break min <= init <= max */
+static int kmmscand_range_set(struct kmmscand_range *r,
+			      enum kmmscand_range_field field,
+			      unsigned long val)
+{
+	struct kmmscand_range new = *r;
+
+	switch (field) {
+	case KMMSCAND_RANGE_MIN:
+		new.min = val;
+		break;
+	case KMMSCAND_RANGE_INIT:
+		new.init = val;
+		break;
+	case KMMSCAND_RANGE_MAX:
+		new.max = val;
+		break;
+	}
+	if (new.min > new.init || new.init > new.max)
+		return -EINVAL;
+	*r = new;
+	return 0;
+}
+
+/* target_node is NUMA_NO_NODE (automatic) or a node in @eligible */
+static int kmmscand_parse_target_node(const char *buf,
+				      const nodemask_t *eligible, int *nid)
+{
+	int val;
+
+	if (kstrtoint(buf, 10, &val))
+		return -EINVAL;
+	if (val != NUMA_NO_NODE &&
+	    (val < 0 || val >= MAX_NUMNODES || !node_isset(val, *eligible)))
+		return -EINVAL;
+	*nid = val;
+	return 0;
+}
+
+/**
+ * kmmscand_pick_node - choose a promotion target
+ * @order: candidate nodes, nearest first
+ * @nr: number of entries in @order
+ * @allowed: nodes the mm may allocate from
+ * @has_room: nodes with free pages above their high watermark
+ * @full_nid: set to the nearest allowed node when none has room, so that
+ *	its kswapd can be woken; NUMA_NO_NODE otherwise
+ *
+ * Return: the nearest allowed node with room, or NUMA_NO_NODE.
+ */
+static int kmmscand_pick_node(const int *order, int nr,
+			      const nodemask_t *allowed,
+			      const nodemask_t *has_room, int *full_nid)
+{
+	int nearest = NUMA_NO_NODE;
+	int i;
+
+	*full_nid = NUMA_NO_NODE;
+	for (i = 0; i < nr; i++) {
+		int nid = order[i];
+
+		if (!node_isset(nid, *allowed))
+			continue;
+		if (node_isset(nid, *has_room))
+			return nid;
+		if (nearest == NUMA_NO_NODE)
+			nearest = nid;
+	}
+	*full_nid = nearest;
+	return NUMA_NO_NODE;
+}
+
+/*
+ * NUMA balancing migrates memory only under a policy that carries
+ * MPOL_F_MOF.  Of those, MPOL_BIND and MPOL_PREFERRED_MANY name nodes that
+ * the user chose (with MPOL_F_NUMA_BALANCING): kmmscand leaves them alone
+ * rather than pick a target inside that set, which would need a target per
+ * VMA instead of per mm.  What remains is the default local policy.
+ */
+static bool kmmscand_mpol_allows(const struct mempolicy *pol)
+{
+	return (pol->flags & MPOL_F_MOF) && pol->mode != MPOL_BIND &&
+	       pol->mode != MPOL_PREFERRED_MANY;
+}
+
+/* Knob snapshots for the thread */
+
+static void kmmscand_read_tuning(struct kmmscand_tuning *t)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&kmmscand_tuning_lock);
+		*t = kmmscand_tuning;
+	} while (read_seqretry(&kmmscand_tuning_lock, seq));
+}
+
+static bool kmmscand_should_stop(void)
+{
+	return kthread_should_stop() || freezing(current) ||
+	       !READ_ONCE(kmmscand_scan_enabled);
+}
+
+/* mm tracking */
+
+void __kmmscand_enter(struct mm_struct *mm)
+{
+	struct kmmscand_mm_slot *ms;
+	struct kmmscand_tuning t;
+	struct mm_slot *slot;
+
+	if (test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
+		return;
+
+	ms = mm_slot_alloc(kmmscand_slot_cache);
+	if (!ms) {
+		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+		return;
+	}
+
+	kmmscand_read_tuning(&t);
+	ms->state.period_ms = t.period_ms.init;
+	ms->state.size_mb = t.size_mb.init;
+	ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.init);
+
+	slot = &ms->slot;
+	mmgrab(mm);
+	spin_lock(&kmmscand_mm_lock);
+	mm_slot_insert(kmmscand_slots_hash, mm, slot);
+	list_add_tail(&slot->mm_node, &kmmscand_scan.mm_head);
+	spin_unlock(&kmmscand_mm_lock);
+}
+
+static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
+{
+	struct mm_struct *mm = ms->slot.mm;
+
+	mm_slot_free(kmmscand_slot_cache, ms);
+	mmdrop(mm);
+}
+
+/*
+ * Called from __mmput(), once mm_users is zero.  The thread cannot be
+ * walking the mm: it holds a user reference while it does.  The slot under
+ * the cursor is the thread's to free, see kmmscand_unlink_if_exited().
+ */
+void __kmmscand_exit(struct mm_struct *mm)
+{
+	struct kmmscand_mm_slot *ms = NULL;
+	struct mm_slot *slot;
+
+	spin_lock(&kmmscand_mm_lock);
+	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
+	if (slot) {
+		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+		if (kmmscand_scan.mm_slot == ms) {
+			ms = NULL;
+		} else {
+			hash_del(&slot->hash);
+			list_del(&slot->mm_node);
+		}
+	}
+	spin_unlock(&kmmscand_mm_lock);
+
+	if (ms) {
+		clear_bit(MMF_VM_KMMSCAND, &mm->flags);
+		kmmscand_free_slot(ms);
+	}
+}
+
+static struct kmmscand_mm_slot *kmmscand_unlink_if_exited(struct kmmscand_mm_slot *ms)
+{
+	lockdep_assert_held(&kmmscand_mm_lock);
+
+	if (atomic_read(&ms->slot.mm->mm_users))
+		return NULL;
+	hash_del(&ms->slot.hash);
+	list_del(&ms->slot.mm_node);
+	return ms;
+}
+
+/* The slot to scan next, which the thread owns from now on */
+static struct kmmscand_mm_slot *kmmscand_cursor(void)
+{
+	struct kmmscand_mm_slot *ms;
+	struct mm_slot *slot;
+
+	spin_lock(&kmmscand_mm_lock);
+	if (!kmmscand_scan.mm_slot && !list_empty(&kmmscand_scan.mm_head)) {
+		slot = list_first_entry(&kmmscand_scan.mm_head, struct mm_slot,
+					mm_node);
+		kmmscand_scan.mm_slot = mm_slot_entry(slot,
+						      struct kmmscand_mm_slot,
+						      slot);
+	}
+	ms = kmmscand_scan.mm_slot;
+	spin_unlock(&kmmscand_mm_lock);
+	return ms;
+}
+
+/*
+ * Move the cursor past @ms and free @ms if its mm has exited.  Return true
+ * when the cursor went past the end of the list.
+ */
+static bool kmmscand_advance(struct kmmscand_mm_slot *ms)
+{
+	struct kmmscand_mm_slot *dead;
+	struct mm_slot *slot = &ms->slot;
+	bool wrapped;
+
+	spin_lock(&kmmscand_mm_lock);
+	wrapped = list_is_last(&slot->mm_node, &kmmscand_scan.mm_head);
+	if (wrapped)
+		kmmscand_scan.mm_slot = NULL;
+	else
+		kmmscand_scan.mm_slot = mm_slot_entry(list_next_entry(slot, mm_node),
+						      struct kmmscand_mm_slot,
+						      slot);
+	dead = kmmscand_unlink_if_exited(ms);
+	spin_unlock(&kmmscand_mm_lock);
+
+	if (dead)
+		kmmscand_free_slot(dead);
+	return wrapped;
+}
+
+/* When the thread stops, nobody may be left owning the cursor slot */
+static void kmmscand_drop_cursor(void)
+{
+	struct kmmscand_mm_slot *dead = NULL;
+
+	spin_lock(&kmmscand_mm_lock);
+	if (kmmscand_scan.mm_slot)
+		dead = kmmscand_unlink_if_exited(kmmscand_scan.mm_slot);
+	kmmscand_scan.mm_slot = NULL;
+	spin_unlock(&kmmscand_mm_lock);
+
+	if (dead)
+		kmmscand_free_slot(dead);
+}
+
+/* Where the owner of the mm runs and what it may use */
+
+static struct task_struct *kmmscand_get_owner(struct mm_struct *mm)
+{
+	struct task_struct *owner = NULL;
+
+#ifdef CONFIG_MEMCG
+	rcu_read_lock();
+	owner = rcu_dereference(mm->owner);
+	if (owner)
+		get_task_struct(owner);
+	rcu_read_unlock();
+#endif
+	return owner;
+}
+
+/*
+ * The owner of an mm (mm->owner, maintained for memcg) stands for all its
+ * tasks: the target is chosen near the node it last ran on, within its
+ * cpuset, and its task memory policy applies to VMAs without one of their
+ * own.  Without an owner (!CONFIG_MEMCG, or while ownership passes on) the
+ * target is chosen near the slow node the memory is on; if cpusets are in
+ * use the allowed nodes cannot be known then, and nothing is promoted.
+ */
+static void kmmscand_owner_context(struct kmmscand_walk_ctl *ctl)
+{
+	struct task_struct *owner = kmmscand_get_owner(ctl->mm);
+	struct mempolicy *pol;
+
+	if (!owner) {
+		ctl->home_nid = NUMA_NO_NODE;
+		ctl->task_mof = true;
+		if (cpusets_enabled())
+			nodes_clear(ctl->allowed);
+		else
+			ctl->allowed = node_states[N_MEMORY];
+		return;
+	}
+
+	ctl->home_nid = cpu_to_node(task_cpu(owner));
+	ctl->allowed = cpuset_mems_allowed(owner);
+	task_lock(owner);
+	pol = owner->mempolicy;
+	ctl->task_mof = !pol || kmmscand_mpol_allows(pol);
+	task_unlock(owner);
+	put_task_struct(owner);
+}
+
+static void kmmscand_slow_nodes(nodemask_t *slow)
+{
+	int nid;
+
+	nodes_clear(*slow);
+	for_each_node_state(nid, N_MEMORY)
+		if (!node_is_toptier(nid))
+			node_set(nid, *slow);
+}
+
+static void kmmscand_toptier_nodes(nodemask_t *top)
+{
+	int nid;
+
+	nodes_clear(*top);
+	for_each_node_state(nid, N_MEMORY)
+		if (node_is_toptier(nid))
+			node_set(nid, *top);
+}
+
+/* Choosing the target node */
+
+static bool kmmscand_node_has_room(int nid, unsigned long nr_pages)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int z;
+
+	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (!managed_zone(zone))
+			continue;
+		if (zone_watermark_ok(zone, 0, high_wmark_pages(zone) + nr_pages,
+				      ZONE_MOVABLE, ALLOC_CMA))
+			return true;
+	}
+	return false;
+}
+
+static void kmmscand_wake_kswapd(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	int z;
+
+	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (managed_zone(zone)) {
+			wakeup_kswapd(zone, 0, 0, ZONE_MOVABLE);
+			return;
+		}
+	}
+}
+
+/*
+ * Fill @order with the top-tier memory nodes, nearest to @from first; ties
+ * keep node id order.  A valid target_node knob replaces the whole list.
+ */
+static int kmmscand_order_targets(int from, int *order)
+{
+	int target = READ_ONCE(kmmscand_target_node);
+	int nid, nr = 0, i;
+
+	if (target != NUMA_NO_NODE && node_state(target, N_MEMORY) &&
+	    node_is_toptier(target)) {
+		order[0] = target;
+		return 1;
+	}
+
+	for_each_node_state(nid, N_MEMORY) {
+		if (!node_is_toptier(nid))
+			continue;
+		for (i = nr; i > 0; i--) {
+			if (node_distance(from, order[i - 1]) <=
+			    node_distance(from, nid))
+				break;
+			order[i] = order[i - 1];
+		}
+		order[i] = nid;
+		nr++;
+	}
+	return nr;
+}
+
+static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
+				  unsigned long nr_pages, int *full_nid)
+{
+	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid : src_nid;
+	int *order = kmmscand_node_order;
+	int nr, i;
+
+	nr = kmmscand_order_targets(from, order);
+	nodes_clear(ctl->has_room);
+	for (i = 0; i < nr; i++)
+		if (node_isset(order[i], ctl->allowed) &&
+		    kmmscand_node_has_room(order[i], nr_pages))
+			node_set(order[i], ctl->has_room);
+
+	return kmmscand_pick_node(order, nr, &ctl->allowed, &ctl->has_room,
+				  full_nid);
+}
+
+/* The promotion batch */
+
+static bool kmmscand_batch_full(const struct kmmscand_batch *b)
+{
+	return b->nr >= KMMSCAND_BATCH_MAX || b->nr_pages >= KMMSCAND_BATCH_PAGES;
+}
+
+static void kmmscand_batch_reset(struct kmmscand_walk_ctl *ctl)
+{
+	ctl->batch->nr = 0;
+	ctl->batch->nr_pages = 0;
+	ctl->last_folio = NULL;
+}
+
+/* Give up the candidates from index @from on, with @result */
+static void kmmscand_release_batch(struct kmmscand_walk_ctl *ctl,
+				   unsigned int from,
+				   enum kmmscand_promote_result result, int nid)
+{
+	struct kmmscand_batch *b = ctl->batch;
+	unsigned int i;
+
+	for (i = from; i < b->nr; i++) {
+		struct folio *folio = b->entry[i].folio;
+
+		trace_kmmscand_migrate(ctl->mm, folio_pfn(folio),
+				       folio_nid(folio), nid,
+				       folio_nr_pages(folio), result);
+		folio_put(folio);
+	}
+	kmmscand_batch_reset(ctl);
+}
+
+static int kmmscand_cmp_candidate(const void *a, const void *b)
+{
+	unsigned long fa = (unsigned long)((const struct kmmscand_candidate *)a)->folio;
+	unsigned long fb = (unsigned long)((const struct kmmscand_candidate *)b)->folio;
+
+	if (fa == fb)
+		return 0;
+	return fa < fb ? -1 : 1;
+}
+
+/*
+ * A folio can be queued twice, e.g. when a large folio or a shared file
+ * folio is mapped at two places.  The second reference would make the
+ * migration of the first copy fail, so keep one entry per folio.
+ */
+static void kmmscand_dedup_batch(struct kmmscand_batch *b)
+{
+	unsigned int i, nr = 0;
+
+	sort(b->entry, b->nr, sizeof(b->entry[0]), kmmscand_cmp_candidate, NULL);
+	b->nr_pages = 0;
+	for (i = 0; i < b->nr; i++) {
+		if (nr && b->entry[nr - 1].folio == b->entry[i].folio) {
+			folio_put(b->entry[i].folio);
+			continue;
+		}
+		b->entry[nr++] = b->entry[i];
+		b->nr_pages += folio_nr_pages(b->entry[i].folio);
+	}
+	b->nr = nr;
+}
+
+/*
+ * Migrate one candidate.  Our reference keeps the folio from being freed,
+ * split or migrated by anyone else since the scan; it can still have been
+ * unmapped (MADV_DONTNEED, reclaim) or isolated, and is then skipped.  The
+ * VMA is only consulted for file folios, and the mmap_lock keeps it valid.
+ * migrate_misplaced_folio_prepare() asks for the PTL because NUMA hinting
+ * faults hold no reference of their own; ours serves the same purpose.
+ */
+static enum kmmscand_promote_result
+kmmscand_promote_one(struct kmmscand_walk_ctl *ctl,
+		     struct kmmscand_candidate *c, int target)
+{
+	struct folio *folio = c->folio;
+	unsigned long pfn = folio_pfn(folio);
+	long nr = folio_nr_pages(folio);
+	int src = folio_nid(folio);
+	enum kmmscand_promote_result result;
+
+	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
+	    !node_isset(src, ctl->slow)) {
+		folio_put(folio);
+		result = KMMSCAND_PROMOTE_STALE;
+	} else if (!kmmscand_node_has_room(target, nr)) {
+		folio_put(folio);
+		result = KMMSCAND_PROMOTE_NO_ROOM;
+	} else if (!numa_promote_allowed(NODE_DATA(target), nr)) {
+		folio_put(folio);
+		result = KMMSCAND_PROMOTE_RATE_LIMITED;
+	} else if (migrate_misplaced_folio_prepare(folio, c->vma, target)) {
+		folio_put(folio);
+		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
+	} else {
+		/* The isolation holds a reference of its own now */
+		folio_put(folio);
+		if (migrate_misplaced_folio(folio, c->vma, target))
+			result = KMMSCAND_PROMOTE_MIGRATE_FAILED;
+		else
+			result = KMMSCAND_PROMOTED;
+	}
+
+	if (result == KMMSCAND_PROMOTED)
+		count_vm_events(KMMSCAND_MIGRATED, nr);
+	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
+		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	else if (result == KMMSCAND_PROMOTE_ISOLATE_FAILED ||
+		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
+		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
+	trace_kmmscand_migrate(ctl->mm, pfn, src, target, nr, result);
+	return result;
+}
+
+/*
+ * The rate limit of @nid is spent: remember until when, and stop the scan
+ * step, so that the thread neither offers the node more candidates nor
+ * clears more Accessed bits before the window ends.
+ */
+static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
+{
+	kmmscand_limited_until[nid] = numa_promote_window_end(NODE_DATA(nid));
+	ctl->rate_limited = true;
+	ctl->resume_at = kmmscand_limited_until[nid];
+}
+
+static bool kmmscand_node_rate_limited(int nid)
+{
+	return time_before(jiffies, kmmscand_limited_until[nid]);
+}
+
+/* Give up the candidates from index @from on, as refused by the limit */
+static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
+				  unsigned int from, int nid)
+{
+	struct kmmscand_batch *b = ctl->batch;
+	unsigned long nr = 0;
+	unsigned int i;
+
+	for (i = from; i < b->nr; i++)
+		nr += folio_nr_pages(b->entry[i].folio);
+	count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	kmmscand_release_batch(ctl, from, KMMSCAND_PROMOTE_RATE_LIMITED, nid);
+	kmmscand_note_rate_limited(ctl, nid);
+}
+
+/**
+ * kmmscand_promote_batch - migrate the queued candidates
+ * @ctl: the scan step, with the mmap_lock of its mm held for read
+ *
+ * The migration is a stage of the scanning thread, run whenever the batch
+ * fills up and at the end of each scan step, rather than a second thread
+ * fed through a shared queue:
+ *
+ * - migrate_misplaced_folio_prepare() needs a VMA that maps the folio.
+ *   Still holding the mmap_lock that the walk took keeps the recorded VMAs
+ *   valid; a separate thread would have to take the lock again and look
+ *   every address up again, and the folio could meanwhile be anywhere.
+ * - Candidates are pinned.  Draining them while the walk is suspended
+ *   bounds the pinned memory to one batch, and keeps the scanner from
+ *   running ahead of what can be migrated.
+ * - Nothing is shared with another thread: no queue lock, and disabling
+ *   kmmscand drops candidates just by stopping one thread.
+ *
+ * The price is that the walk pauses while a batch migrates, and that a
+ * writer of the mmap_lock arriving meanwhile waits for the batch in
+ * flight, which KMMSCAND_BATCH_PAGES bounds.
+ */
+static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
+{
+	struct kmmscand_batch *b = ctl->batch;
+	int target, full_nid;
+	unsigned int i;
+
+	if (!b->nr)
+		return;
+
+	kmmscand_dedup_batch(b);
+	/*
+	 * Room is asked for one folio at a time, as the migration itself
+	 * does: kswapd keeps a promotion headroom much smaller than a batch.
+	 */
+	target = kmmscand_choose_target(ctl, folio_nid(b->entry[0].folio),
+					folio_nr_pages(b->entry[0].folio),
+					&full_nid);
+	if (target == NUMA_NO_NODE) {
+		if (full_nid == NUMA_NO_NODE) {
+			kmmscand_release_batch(ctl, 0, KMMSCAND_PROMOTE_NO_TARGET,
+					       NUMA_NO_NODE);
+			return;
+		}
+		kmmscand_wake_kswapd(full_nid);
+		kmmscand_release_batch(ctl, 0, KMMSCAND_PROMOTE_NO_ROOM,
+				       full_nid);
+		return;
+	}
+
+	if (kmmscand_node_rate_limited(target)) {
+		kmmscand_refuse_batch(ctl, 0, target);
+		return;
+	}
+
+	for (i = 0; i < b->nr; i++) {
+		if (kmmscand_should_stop()) {
+			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
+					       NUMA_NO_NODE);
+			return;
+		}
+		/* Our reference to entry i is gone in either case below */
+		switch (kmmscand_promote_one(ctl, &b->entry[i], target)) {
+		case KMMSCAND_PROMOTE_RATE_LIMITED:
+			kmmscand_refuse_batch(ctl, i + 1, target);
+			return;
+		case KMMSCAND_PROMOTE_NO_ROOM:
+			kmmscand_wake_kswapd(target);
+			kmmscand_release_batch(ctl, i + 1,
+					       KMMSCAND_PROMOTE_NO_ROOM, target);
+			return;
+		default:
+			break;
+		}
+		cond_resched();
+	}
+	kmmscand_batch_reset(ctl);
+}
+
+/* The page table walk */
+
+/* Whether the Accessed bit of an entry mapping @folio is of interest */
+static bool kmmscand_folio_wanted(struct kmmscand_walk_ctl *ctl,
+				  struct folio *folio)
+{
+	/*
+	 * KSM folios are shared by unrelated mms, and merge_across_nodes
+	 * decides where they live; leave them to KSM.
+	 */
+	return folio && !folio_is_zone_device(folio) &&
+	       node_isset(folio_nid(folio), ctl->slow) && !folio_test_ksm(folio);
+}
+
+/*
+ * An entry mapping @folio was young, and its Accessed bit is now clear.
+ * Leave the access for reclaim to see, then queue the folio.
+ */
+static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
+				 struct folio *folio,
+				 struct vm_area_struct *vma, unsigned long nr)
+{
+	struct kmmscand_batch *b = ctl->batch;
+
+	folio_set_young(folio);
+	folio_clear_idle(folio);
+	ctl->accessed += nr;
+
+	/* Not before the mm is primed, and once per folio */
+	if (!ctl->queue || folio == ctl->last_folio)
+		return;
+	/* Off the LRU: isolated by someone else, or not yet added to it */
+	if (!folio_test_lru(folio)) {
+		ctl->off_lru = true;
+		return;
+	}
+	if (kmmscand_batch_full(b) || !folio_try_get(folio))
+		return;
+
+	b->entry[b->nr].folio = folio;
+	b->entry[b->nr].vma = vma;
+	b->nr++;
+	b->nr_pages += folio_nr_pages(folio);
+	ctl->last_folio = folio;
+}
+
+/*
+ * Test a PMD-mapped THP.  Return false if @pmd turned out not to map one,
+ * so that the caller walks it as a PTE table.
+ */
+static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
+				   struct mm_walk *walk, int *ret)
+{
+#ifdef CONFIG_TRANSPARENT_HUGEPAGE
+	struct kmmscand_walk_ctl *ctl = walk->private;
+	struct folio *folio = NULL;
+	spinlock_t *ptl;	/* the PMD's page table lock */
+	pmd_t pmde;
+
+	if (!pmd_trans_huge(pmdp_get(pmd)))
+		return false;
+
+	ptl = pmd_lock(walk->mm, pmd);
+	pmde = pmdp_get(pmd);
+	if (!pmd_trans_huge(pmde)) {
+		spin_unlock(ptl);
+		/* Split meanwhile: walk the PTE table; migrating: skip */
+		return !pmd_none(pmde) && !pmd_present(pmde);
+	}
+
+	/* NUMA hinting entries belong to NUMA balancing */
+	if (!pmd_protnone(pmde) && !is_huge_zero_pmd(pmde))
+		folio = pmd_folio(pmde);
+	if (folio && kmmscand_folio_wanted(ctl, folio) &&
+	    folio != ctl->last_folio && kmmscand_batch_full(ctl->batch)) {
+		ctl->next_addr = addr;
+		*ret = KMMSCAND_WALK_FULL;
+	} else if (folio) {
+		ctl->scanned += HPAGE_PMD_NR;
+		/*
+		 * Flush when young: a THP's translation stays in the TLB
+		 * for long, and a CPU that uses a cached translation never
+		 * sets the Accessed bit again.  One flush per young THP is
+		 * cheap next to the 512 pages it covers; PTEs are cleared
+		 * without one, as reclaim does, since the TLB holds few.
+		 */
+		if (kmmscand_folio_wanted(ctl, folio) &&
+		    pmdp_clear_flush_young_notify(walk->vma, addr, pmd))
+			kmmscand_note_access(ctl, folio, walk->vma, HPAGE_PMD_NR);
+	}
+	spin_unlock(ptl);
+	return true;
+#else
+	return false;
+#endif
+}
+
+/* Test the PTEs of one page table, from @pte on; the PTL is held */
+static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
+			      struct vm_area_struct *vma, pte_t *pte,
+			      unsigned long addr, unsigned long end)
+{
+	for (; addr < end; pte++, addr += PAGE_SIZE) {
+		pte_t ptent = ptep_get(pte);
+		struct folio *folio;
+		bool wanted;
+
+		/* NUMA hinting entries belong to NUMA balancing */
+		if (!pte_present(ptent) || pte_protnone(ptent))
+			continue;
+
+		folio = vm_normal_folio(vma, addr, ptent);
+		wanted = kmmscand_folio_wanted(ctl, folio);
+		if (wanted && folio != ctl->last_folio &&
+		    kmmscand_batch_full(ctl->batch)) {
+			ctl->next_addr = addr;
+			return KMMSCAND_WALK_FULL;
+		}
+
+		ctl->scanned++;
+		if (wanted && ptep_clear_young_notify(vma, addr, pte))
+			kmmscand_note_access(ctl, folio, vma, 1);
+	}
+	return 0;
+}
+
+static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
+				   unsigned long end, struct mm_walk *walk)
+{
+	spinlock_t *ptl;	/* the PTE table's lock */
+	pte_t *pte;
+	int ret;
+
+	/* NULL if the table went away (e.g. collapsed): nothing to test */
+	pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
+	if (!pte)
+		return 0;
+	/*
+	 * The RCU read-side section that pte_unmap_unlock() ends was entered
+	 * out of line, where sparse cannot see it.
+	 */
+	__acquire(RCU);
+	ret = kmmscand_scan_ptes(walk->private, walk->vma, pte, addr, end);
+	pte_unmap_unlock(pte, ptl);
+	return ret;
+}
+
+static bool kmmscand_should_yield(struct kmmscand_walk_ctl *ctl)
+{
+	if (kmmscand_should_stop()) {
+		ctl->yield_reason = KMMSCAND_SKIP_STOPPING;
+		return true;
+	}
+	if (mmap_lock_is_contended(ctl->mm)) {
+		ctl->yield_reason = KMMSCAND_SKIP_LOCK_CONTENDED;
+		return true;
+	}
+	return false;
+}
+
+static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
+			      unsigned long end, struct mm_walk *walk)
+{
+	struct kmmscand_walk_ctl *ctl = walk->private;
+	int ret = 0;
+
+	if (!kmmscand_scan_huge_pmd(pmd, addr, walk, &ret))
+		ret = kmmscand_scan_pte_table(pmd, addr, end, walk);
+	if (ret)
+		return ret;
+
+	cond_resched();
+	if (kmmscand_should_yield(ctl)) {
+		ctl->next_addr = end;
+		return KMMSCAND_WALK_YIELD;
+	}
+	return 0;
+}
+
+/* Memory policy of @vma, or of the owner task when @vma has none */
+static bool kmmscand_vma_policy_allows(struct vm_area_struct *vma,
+				       bool task_mof)
+{
+	struct mempolicy *pol;
+	pgoff_t ilx;
+	bool allows;
+
+	pol = __get_vma_policy(vma, vma->vm_start, &ilx);
+	if (!pol)
+		return task_mof;
+	allows = kmmscand_mpol_allows(pol);
+	mpol_cond_put(pol);
+	return allows;
+}
+
+/**
+ * kmmscand_vma_skip - decide whether a VMA is left out of the scan
+ * @vma: the VMA
+ * @task_mof: whether the owner's task policy lets memory move
+ * @reason: set to why, when the VMA is skipped
+ *
+ * The first four checks follow task_numa_work(): what cannot migrate, or
+ * has no normal folios, or has nothing accessible.  Then:
+ *
+ * - mlocked VMAs are skipped.  mlock() promises residency, not placement,
+ *   but its users (latency sensitive ones above all) also expect no minor
+ *   faults on migration entries, and compaction honours that on request.
+ * - read-only file mappings (library text, mostly) are skipped: they are
+ *   shared by many processes and best left where page cache put them.
+ * - a memory policy that does not let NUMA balancing move memory does not
+ *   let kmmscand move it either (kmmscand_mpol_allows()), so that memory
+ *   bound to a slow node with MPOL_BIND stays there.
+ *
+ * Writable file mappings and shared anonymous memory are scanned;
+ * migrate_misplaced_folio_prepare() refuses what is unsafe to move (dirty
+ * file folios, shared executable ones).  KSM folios are passed over one by
+ * one, see kmmscand_folio_wanted().
+ *
+ * Return: true if the VMA is to be skipped.
+ */
+static bool kmmscand_vma_skip(struct vm_area_struct *vma, bool task_mof,
+			      enum kmmscand_skip_reason *reason)
+{
+	if (is_vm_hugetlb_page(vma))
+		*reason = KMMSCAND_SKIP_HUGETLB;
+	else if (vma->vm_flags & (VM_PFNMAP | VM_MIXEDMAP | VM_IO))
+		*reason = KMMSCAND_SKIP_PFNMAP;
+	else if (!vma_migratable(vma))
+		*reason = KMMSCAND_SKIP_UNMIGRATABLE;
+	else if (!vma_is_accessible(vma))
+		*reason = KMMSCAND_SKIP_INACCESSIBLE;
+	else if (vma->vm_flags & VM_LOCKED)
+		*reason = KMMSCAND_SKIP_MLOCKED;
+	else if (vma->vm_file &&
+		 (vma->vm_flags & (VM_READ | VM_WRITE)) == VM_READ)
+		*reason = KMMSCAND_SKIP_SHARED_RO;
+	else if (!kmmscand_vma_policy_allows(vma, task_mof))
+		*reason = KMMSCAND_SKIP_MEMPOLICY;
+	else
+		return false;
+	return true;
+}
+
+static int kmmscand_test_walk(unsigned long start, unsigned long end,
+			      struct mm_walk *walk)
+{
+	struct kmmscand_walk_ctl *ctl = walk->private;
+	enum kmmscand_skip_reason reason;
+
+	if (!kmmscand_vma_skip(walk->vma, ctl->task_mof, &reason))
+		return 0;
+
+	ctl->vma_skipped = true;
+	trace_kmmscand_skip_vma(walk->mm, walk->vma->vm_start,
+				walk->vma->vm_end, reason);
+	return 1;
+}
+
+static const struct mm_walk_ops kmmscand_walk_ops = {
+	.pmd_entry = kmmscand_pmd_entry,
+	.test_walk = kmmscand_test_walk,
+	.walk_lock = PGWALK_RDLOCK,
+};
+
+/* Scanning one mm */
+
+static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
+{
+	struct kmmscand_tuning t;
+
+	kmmscand_read_tuning(&t);
+	ms->state.size_mb = kmmscand_clamp(ms->state.size_mb, &t.size_mb);
+	ms->scan_left = ms->state.size_mb * SZ_1M;
+	ms->scanned = 0;
+	ms->accessed = 0;
+	trace_kmmscand_scan_start(ms->slot.mm, ms->address, ms->state.period_ms,
+				  ms->state.size_mb);
+}
+
+static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
+{
+	struct kmmscand_scan_state old = ms->state;
+	struct kmmscand_tuning t;
+
+	kmmscand_read_tuning(&t);
+	kmmscand_update_scan_state(&ms->state, ms->accessed, &t);
+	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
+	ms->scan_left = 0;
+
+	count_vm_event(KMMSCAND_MM_SCANS);
+	trace_kmmscand_scan_end(ms->slot.mm, ms->address, ms->scanned,
+				ms->accessed, old.prev_accessed,
+				ms->state.prev_accessed, old.period_ms,
+				ms->state.period_ms, old.size_mb,
+				ms->state.size_mb);
+}
+
+/*
+ * Walk VMAs from the cursor on until the budget of the scan is spent or the
+ * address space ends.  Skipped VMAs cost no budget.  Return true when the
+ * scan is complete, false when it was put off.
+ */
+static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
+			     struct kmmscand_walk_ctl *ctl)
+{
+	struct mm_struct *mm = ms->slot.mm;
+	struct vm_area_struct *vma;
+	unsigned long start, end;
+	int ret;
+
+	while (ms->scan_left) {
+		vma = find_vma(mm, ms->address);
+		if (!vma) {
+			ms->address = 0;
+			ms->primed = true;
+			return true;
+		}
+
+		start = max(ms->address, vma->vm_start);
+		end = start + min(vma->vm_end - start, ms->scan_left);
+		ctl->vma_skipped = false;
+		ctl->next_addr = end;
+		ret = walk_page_range(mm, start, end, &kmmscand_walk_ops, ctl);
+		if (ctl->vma_skipped) {
+			ms->address = vma->vm_end;
+			cond_resched();
+			continue;
+		}
+
+		ms->scan_left -= ctl->next_addr - start;
+		ms->address = ctl->next_addr;
+		if (ret == KMMSCAND_WALK_FULL) {
+			kmmscand_promote_batch(ctl);
+			if (!ctl->rate_limited)
+				continue;
+			trace_kmmscand_skip_range(mm, ms->address,
+						  ms->address + ms->scan_left,
+						  KMMSCAND_SKIP_RATE_LIMITED);
+			return false;
+		}
+		if (ret == KMMSCAND_WALK_YIELD) {
+			kmmscand_release_batch(ctl, 0, KMMSCAND_PROMOTE_DROPPED,
+					       NUMA_NO_NODE);
+			trace_kmmscand_skip_range(mm, ms->address,
+						  ms->address + ms->scan_left,
+						  ctl->yield_reason);
+			return false;
+		}
+		count_vm_event(KMMSCAND_VMA_SCANS);
+	}
+	return true;
+}
+
+/* Flush the per-CPU LRU batches, see KMMSCAND_LRU_DRAIN_MS */
+static void kmmscand_drain_lru(void)
+{
+	static unsigned long next_drain = INITIAL_JIFFIES;
+
+	if (time_before(jiffies, next_drain))
+		return;
+	lru_add_drain_all();
+	next_drain = jiffies + msecs_to_jiffies(KMMSCAND_LRU_DRAIN_MS);
+}
+
+static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
+			      struct mm_struct *mm)
+{
+	ctl->mm = mm;
+	ctl->batch = &kmmscand_batch;
+	ctl->scanned = 0;
+	ctl->accessed = 0;
+	ctl->off_lru = false;
+	ctl->rate_limited = false;
+	kmmscand_batch_reset(ctl);
+	kmmscand_slow_nodes(&ctl->slow);
+	kmmscand_owner_context(ctl);
+}
+
+static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
+{
+	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
+	struct mm_struct *mm = ms->slot.mm;
+	bool done;
+
+	if (time_before(jiffies, ms->next_scan))
+		return;
+	/* From here on the mm cannot go through exit_mmap() under us */
+	if (!mmget_not_zero(mm))
+		return;
+
+	kmmscand_init_ctl(ctl, mm);
+	if (!mmap_read_trylock(mm)) {
+		trace_kmmscand_skip_range(mm, ms->address,
+					  ms->address + ms->scan_left,
+					  KMMSCAND_SKIP_LOCK_BUSY);
+		goto out;
+	}
+
+	if (!ms->scan_left)
+		kmmscand_begin_scan(ms);
+	ctl->queue = ms->primed;
+	done = kmmscand_walk_mm(ms, ctl);
+	kmmscand_promote_batch(ctl);
+	mmap_read_unlock(mm);
+
+	ms->scanned += ctl->scanned;
+	ms->accessed += ctl->accessed;
+	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
+	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
+	if (done)
+		kmmscand_end_scan(ms);
+	else if (ctl->rate_limited)
+		ms->next_scan = ctl->resume_at;
+	if (ctl->off_lru)
+		kmmscand_drain_lru();
+out:
+	/* Leave the teardown of an mm that exited meanwhile to a worker */
+	mmput_async(mm);
+}
+
+/* The thread */
+
+static void kmmscand_do_pass(void)
+{
+	unsigned long budget = READ_ONCE(kmmscand_mms_to_scan);
+	struct kmmscand_mm_slot *ms;
+	bool wrapped = false;
+
+	while (budget-- && !wrapped && !kmmscand_should_stop()) {
+		ms = kmmscand_cursor();
+		if (!ms)
+			break;
+		kmmscand_scan_mm(ms);
+		wrapped = kmmscand_advance(ms);
+		cond_resched();
+	}
+}
+
+static int kmmscand(void *unused)
+{
+	unsigned long timeout;
+
+	set_freezable();
+	set_user_nice(current, MAX_NICE);
+
+	while (!kthread_should_stop()) {
+		kmmscand_slow_nodes(&kmmscand_ctl.slow);
+		if (nodes_empty(kmmscand_ctl.slow)) {
+			/*
+			 * Nothing to promote from.  Look again once per
+			 * longest period, in case memory gets hot-added.
+			 */
+			timeout = msecs_to_jiffies(KMMSCAND_SCAN_PERIOD_MAX_MS);
+		} else {
+			kmmscand_do_pass();
+			timeout = msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
+		}
+		wait_event_freezable_timeout(kmmscand_wait,
+					     kthread_should_stop(), timeout);
+	}
+
+	WARN_ON_ONCE(kmmscand_batch.nr);
+	kmmscand_drop_cursor();
+	return 0;
+}
+
+static int kmmscand_start_stop(bool enable)
+{
+	struct task_struct *thread;
+
+	lockdep_assert_held(&kmmscand_mutex);
+
+	if (!enable) {
+		/* The thread sees this and drops what it has queued */
+		WRITE_ONCE(kmmscand_scan_enabled, false);
+		if (kmmscand_thread) {
+			kthread_stop(kmmscand_thread);
+			kmmscand_thread = NULL;
+		}
+		return 0;
+	}
+
+	WRITE_ONCE(kmmscand_scan_enabled, true);
+	if (kmmscand_thread)
+		return 0;
+	thread = kthread_run(kmmscand, NULL, "kmmscand");
+	if (IS_ERR(thread)) {
+		pr_err("cannot start the thread: %pe\n", thread);
+		WRITE_ONCE(kmmscand_scan_enabled, false);
+		return PTR_ERR(thread);
+	}
+	kmmscand_thread = thread;
+	return 0;
+}
+
+/* sysfs: /sys/kernel/mm/kmmscand/ */
+
+#ifdef CONFIG_SYSFS
+static ssize_t kmmscand_ulong_store(const char *buf, size_t count,
+				    unsigned long *knob, unsigned long lo,
+				    unsigned long hi)
+{
+	unsigned long val;
+
+	if (kmmscand_parse_ulong(buf, lo, hi, &val))
+		return -EINVAL;
+	mutex_lock(&kmmscand_mutex);
+	WRITE_ONCE(*knob, val);
+	mutex_unlock(&kmmscand_mutex);
+	return count;
+}
+
+static ssize_t kmmscand_range_show(char *buf, enum kmmscand_range_field field,
+				   bool period)
+{
+	struct kmmscand_tuning t;
+	struct kmmscand_range *r = period ? &t.period_ms : &t.size_mb;
+	unsigned long val;
+
+	kmmscand_read_tuning(&t);
+	switch (field) {
+	case KMMSCAND_RANGE_MIN:
+		val = r->min;
+		break;
+	case KMMSCAND_RANGE_INIT:
+		val = r->init;
+		break;
+	default:
+		val = r->max;
+		break;
+	}
+	return sysfs_emit(buf, "%lu\n", val);
+}
+
+static ssize_t kmmscand_range_store(const char *buf, size_t count,
+				    enum kmmscand_range_field field,
+				    bool period)
+{
+	struct kmmscand_range *r;
+	unsigned long val;
+	int err;
+
+	if (period)
+		err = kmmscand_parse_ulong(buf, KMMSCAND_PERIOD_FLOOR_MS,
+					   KMMSCAND_PERIOD_LIMIT_MS, &val);
+	else
+		err = kmmscand_parse_ulong(buf, KMMSCAND_SIZE_FLOOR_MB,
+					   KMMSCAND_SIZE_LIMIT_MB, &val);
+	if (err)
+		return err;
+
+	r = period ? &kmmscand_tuning.period_ms : &kmmscand_tuning.size_mb;
+	mutex_lock(&kmmscand_mutex);
+	write_seqlock(&kmmscand_tuning_lock);
+	err = kmmscand_range_set(r, field, val);
+	write_sequnlock(&kmmscand_tuning_lock);
+	mutex_unlock(&kmmscand_mutex);
+	return err ? err : count;
+}
+
+static ssize_t scan_enabled_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_scan_enabled));
+}
+
+static ssize_t scan_enabled_store(struct kobject *kobj,
+				  struct kobj_attribute *attr,
+				  const char *buf, size_t count)
+{
+	unsigned long val;
+	int err;
+
+	if (kmmscand_parse_ulong(buf, 0, 1, &val))
+		return -EINVAL;
+	mutex_lock(&kmmscand_mutex);
+	err = kmmscand_start_stop(val);
+	mutex_unlock(&kmmscand_mutex);
+	return err ? err : count;
+}
+
+static struct kobj_attribute scan_enabled_attr = __ATTR_RW(scan_enabled);
+
+static ssize_t scan_sleep_ms_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_scan_sleep_ms));
+}
+
+static ssize_t scan_sleep_ms_store(struct kobject *kobj,
+				   struct kobj_attribute *attr,
+				   const char *buf, size_t count)
+{
+	return kmmscand_ulong_store(buf, count, &kmmscand_scan_sleep_ms,
+				    KMMSCAND_SLEEP_FLOOR_MS,
+				    KMMSCAND_PERIOD_LIMIT_MS);
+}
+
+static struct kobj_attribute scan_sleep_ms_attr = __ATTR_RW(scan_sleep_ms);
+
+static ssize_t mms_to_scan_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_mms_to_scan));
+}
+
+static ssize_t mms_to_scan_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	return kmmscand_ulong_store(buf, count, &kmmscand_mms_to_scan, 1,
+				    KMMSCAND_MMS_LIMIT);
+}
+
+static struct kobj_attribute mms_to_scan_attr = __ATTR_RW(mms_to_scan);
+
+static ssize_t mm_scan_period_ms_show(struct kobject *kobj,
+				      struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_INIT, true);
+}
+
+static ssize_t mm_scan_period_ms_store(struct kobject *kobj,
+				       struct kobj_attribute *attr,
+				       const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_INIT, true);
+}
+
+static struct kobj_attribute mm_scan_period_ms_attr = __ATTR_RW(mm_scan_period_ms);
+
+static ssize_t scan_period_min_ms_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_MIN, true);
+}
+
+static ssize_t scan_period_min_ms_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MIN, true);
+}
+
+static struct kobj_attribute scan_period_min_ms_attr = __ATTR_RW(scan_period_min_ms);
+
+static ssize_t scan_period_max_ms_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_MAX, true);
+}
+
+static ssize_t scan_period_max_ms_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MAX, true);
+}
+
+static struct kobj_attribute scan_period_max_ms_attr = __ATTR_RW(scan_period_max_ms);
+
+static ssize_t scan_size_mb_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_INIT, false);
+}
+
+static ssize_t scan_size_mb_store(struct kobject *kobj,
+				  struct kobj_attribute *attr,
+				  const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_INIT, false);
+}
+
+static struct kobj_attribute scan_size_mb_attr = __ATTR_RW(scan_size_mb);
+
+static ssize_t scan_size_min_mb_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_MIN, false);
+}
+
+static ssize_t scan_size_min_mb_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MIN, false);
+}
+
+static struct kobj_attribute scan_size_min_mb_attr = __ATTR_RW(scan_size_min_mb);
+
+static ssize_t scan_size_max_mb_show(struct kobject *kobj,
+				     struct kobj_attribute *attr, char *buf)
+{
+	return kmmscand_range_show(buf, KMMSCAND_RANGE_MAX, false);
+}
+
+static ssize_t scan_size_max_mb_store(struct kobject *kobj,
+				      struct kobj_attribute *attr,
+				      const char *buf, size_t count)
+{
+	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MAX, false);
+}
+
+static struct kobj_attribute scan_size_max_mb_attr = __ATTR_RW(scan_size_max_mb);
+
+static ssize_t min_accessed_pages_show(struct kobject *kobj,
+				       struct kobj_attribute *attr, char *buf)
+{
+	struct kmmscand_tuning t;
+
+	kmmscand_read_tuning(&t);
+	return sysfs_emit(buf, "%lu\n", t.min_accessed);
+}
+
+static ssize_t min_accessed_pages_store(struct kobject *kobj,
+					struct kobj_attribute *attr,
+					const char *buf, size_t count)
+{
+	unsigned long val;
+
+	if (kmmscand_parse_ulong(buf, 0, KMMSCAND_MIN_ACCESSED_LIMIT, &val))
+		return -EINVAL;
+	mutex_lock(&kmmscand_mutex);
+	write_seqlock(&kmmscand_tuning_lock);
+	kmmscand_tuning.min_accessed = val;
+	write_sequnlock(&kmmscand_tuning_lock);
+	mutex_unlock(&kmmscand_mutex);
+	return count;
+}
+
+static struct kobj_attribute min_accessed_pages_attr = __ATTR_RW(min_accessed_pages);
+
+static ssize_t target_node_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_target_node));
+}
+
+static ssize_t target_node_store(struct kobject *kobj,
+				 struct kobj_attribute *attr,
+				 const char *buf, size_t count)
+{
+	nodemask_t eligible;
+	int nid, err;
+
+	mutex_lock(&kmmscand_mutex);
+	kmmscand_toptier_nodes(&eligible);
+	err = kmmscand_parse_target_node(buf, &eligible, &nid);
+	if (!err)
+		WRITE_ONCE(kmmscand_target_node, nid);
+	mutex_unlock(&kmmscand_mutex);
+	return err ? err : count;
+}
+
+static struct kobj_attribute target_node_attr = __ATTR_RW(target_node);
+
+static struct attribute *kmmscand_attrs[] = {
+	&scan_enabled_attr.attr,
+	&scan_sleep_ms_attr.attr,
+	&mms_to_scan_attr.attr,
+	&mm_scan_period_ms_attr.attr,
+	&scan_period_min_ms_attr.attr,
+	&scan_period_max_ms_attr.attr,
+	&scan_size_mb_attr.attr,
+	&scan_size_min_mb_attr.attr,
+	&scan_size_max_mb_attr.attr,
+	&min_accessed_pages_attr.attr,
+	&target_node_attr.attr,
+	NULL,
+};
+
+static const struct attribute_group kmmscand_attr_group = {
+	.attrs = kmmscand_attrs,
+	.name = "kmmscand",
+};
+
+static int __init kmmscand_sysfs_init(void)
+{
+	return sysfs_create_group(mm_kobj, &kmmscand_attr_group);
+}
+#else /* CONFIG_SYSFS */
+static inline int kmmscand_sysfs_init(void)
+{
+	return 0;
+}
+#endif /* CONFIG_SYSFS */
+
+/* kmmscand=on|off on the kernel command line sets scan_enabled */
+/**
+ * kmmscand_promoting - whether kmmscand is promoting pages
+ *
+ * Reclaim asks, to keep room for promotions on top-tier nodes.
+ *
+ * Return: true while scanning is enabled.
+ */
+bool kmmscand_promoting(void)
+{
+	return READ_ONCE(kmmscand_scan_enabled);
+}
+
+static int __init kmmscand_setup(char *str)
+{
+	bool enable;
+
+	if (!str || kstrtobool(str, &enable))
+		return -EINVAL;
+	kmmscand_scan_enabled = enable;
+	return 0;
+}
+early_param("kmmscand", kmmscand_setup);
+
+static int __init kmmscand_init(void)
+{
+	int err;
+
+	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
+	if (!kmmscand_slot_cache)
+		return -ENOMEM;
+
+	/* Without the knobs kmmscand still runs, on its defaults */
+	err = kmmscand_sysfs_init();
+	if (err)
+		pr_err("cannot create the sysfs knobs: %d\n", err);
+
+	mutex_lock(&kmmscand_mutex);
+	err = kmmscand_start_stop(kmmscand_scan_enabled);
+	mutex_unlock(&kmmscand_mutex);
+	return err;
+}
+subsys_initcall(kmmscand_init);
+
+#include "tests/kmmscand-kunit.h"

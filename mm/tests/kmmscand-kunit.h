@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * KUnit tests for the pure parts of kmmscand: the adaptive scan update, the
+ * knob validation and the choice of the promotion target.
+ *
+ * Included at the end of mm/kmmscand.c, so that the static helpers can be
+ * called directly.
+ */
+
+#ifdef CONFIG_KMMSCAND_KUNIT_TEST
+
+#ifndef _KMMSCAND_KUNIT_H
+#define _KMMSCAND_KUNIT_H
+
+#include <kunit/test.h>
+
+/* The default knobs, independent of what sysfs may have been set to */
+static const struct kmmscand_tuning kmmscand_test_tuning = {
+	.period_ms = { .min = 400, .init = 2000, .max = 5000 },
+	.size_mb = { .min = 512, .init = 4096, .max = 16384 },
+	.min_accessed = 100,
+};
+
+static void kmmscand_test_state(struct kunit *test, unsigned long period,
+				unsigned long size, unsigned long x,
+				unsigned long y, unsigned long want_period,
+				unsigned long want_size, unsigned long want_x)
+{
+	struct kmmscand_scan_state st = {
+		.period_ms = period,
+		.size_mb = size,
+		.prev_accessed = x,
+	};
+
+	kmmscand_update_scan_state(&st, y, &kmmscand_test_tuning);
+	KUNIT_EXPECT_EQ(test, st.period_ms, want_period);
+	KUNIT_EXPECT_EQ(test, st.size_mb, want_size);
+	KUNIT_EXPECT_EQ(test, st.prev_accessed, want_x);
+}
+
+/* X = 0, Y = 0: period up by SCAN_PERIOD_TUNE_PERCENT, size halved */
+static void kmmscand_test_idle_stays_idle(struct kunit *test)
+{
+	kmmscand_test_state(test, 2000, 4096, 0, 0, 2300, 2048, 0);
+	kmmscand_test_state(test, 2300, 2048, 0, 0, 2645, 1024, 0);
+}
+
+/* X = 0, Y > 0: period shifted down by SCAN_PERIOD_CHANGE_SCALE, size max */
+static void kmmscand_test_idle_turns_busy(struct kunit *test)
+{
+	kmmscand_test_state(test, 4000, 1024, 0, 1000, 500, 16384, 1000);
+	/* 2000 >> 3 = 250, clamped to the minimum */
+	kmmscand_test_state(test, 2000, 4096, 0, 1000, 400, 16384, 1000);
+}
+
+/* X > 0, Y = 0: period shifted up by SCAN_PERIOD_CHANGE_SCALE, same size */
+static void kmmscand_test_busy_turns_idle(struct kunit *test)
+{
+	kmmscand_test_state(test, 400, 4096, 500, 0, 3200, 4096, 0);
+	/* 2000 << 3 = 16000, clamped to the maximum */
+	kmmscand_test_state(test, 2000, 1024, 500, 0, 5000, 1024, 0);
+}
+
+/* X > 0, Y > 0: period down by SCAN_PERIOD_TUNE_PERCENT, size doubled */
+static void kmmscand_test_busy_stays_busy(struct kunit *test)
+{
+	kmmscand_test_state(test, 2000, 4096, 500, 700, 1700, 8192, 700);
+	kmmscand_test_state(test, 1700, 8192, 700, 700, 1445, 16384, 700);
+}
+
+static void kmmscand_test_clamps(struct kunit *test)
+{
+	/* Idle at the longest period and the smallest size stays there */
+	kmmscand_test_state(test, 5000, 512, 0, 0, 5000, 512, 0);
+	/* Busy at the shortest period and the largest size stays there */
+	kmmscand_test_state(test, 400, 16384, 500, 500, 400, 16384, 500);
+	/* A state left outside new knob ranges is pulled back in */
+	kmmscand_test_state(test, 100, 100000, 500, 500, 400, 16384, 500);
+	kmmscand_test_state(test, 90000, 1, 0, 0, 5000, 512, 0);
+}
+
+static void kmmscand_test_threshold(struct kunit *test)
+{
+	struct kmmscand_tuning t = kmmscand_test_tuning;
+	struct kmmscand_scan_state st = {
+		.period_ms = 2000,
+		.size_mb = 4096,
+	};
+
+	/* One page short of the threshold is idle, and is remembered as 0 */
+	kmmscand_test_state(test, 2000, 4096, 0, 99, 2300, 2048, 0);
+	/* The threshold itself counts */
+	kmmscand_test_state(test, 2000, 4096, 0, 100, 400, 16384, 100);
+	/* A busy mm falling below the threshold is treated as turning idle */
+	kmmscand_test_state(test, 2000, 4096, 300, 99, 5000, 4096, 0);
+
+	/* With no threshold, a single page is activity */
+	t.min_accessed = 0;
+	kmmscand_update_scan_state(&st, 1, &t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
+	KUNIT_EXPECT_EQ(test, st.prev_accessed, 1UL);
+}
+
+static void kmmscand_test_parse_ulong(struct kunit *test)
+{
+	unsigned long val = 7;
+
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("42\n", 1, 100, &val), 0);
+	KUNIT_EXPECT_EQ(test, val, 42UL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("1", 1, 100, &val), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("100", 1, 100, &val), 0);
+	KUNIT_EXPECT_EQ(test, val, 100UL);
+
+	val = 7;
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("0", 1, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("101", 1, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("-1", 0, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("abc", 0, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("12abc", 0, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("", 0, 100, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_ulong("99999999999999999999999", 0,
+						   ULONG_MAX, &val), -EINVAL);
+	KUNIT_EXPECT_EQ(test, val, 7UL);
+}
+
+static void kmmscand_test_range_set(struct kunit *test)
+{
+	struct kmmscand_range r = { .min = 400, .init = 2000, .max = 5000 };
+
+	/* Each field may move within its neighbours */
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_MIN, 2000), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_MAX, 2000), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_MAX, 6000), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_INIT, 6000), 0);
+	KUNIT_EXPECT_EQ(test, r.min, 2000UL);
+	KUNIT_EXPECT_EQ(test, r.init, 6000UL);
+	KUNIT_EXPECT_EQ(test, r.max, 6000UL);
+
+	/* min above init or max, init outside, max below: refused, unchanged */
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_MIN, 6001),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_INIT, 1999),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_INIT, 6001),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_range_set(&r, KMMSCAND_RANGE_MAX, 5999),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, r.min, 2000UL);
+	KUNIT_EXPECT_EQ(test, r.init, 6000UL);
+	KUNIT_EXPECT_EQ(test, r.max, 6000UL);
+}
+
+static void kmmscand_test_parse_target_node(struct kunit *test)
+{
+	nodemask_t eligible = NODE_MASK_NONE;
+	int nid = 5;
+
+	node_set(0, eligible);
+
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("-1\n", &eligible, &nid), 0);
+	KUNIT_EXPECT_EQ(test, nid, NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("0", &eligible, &nid), 0);
+	KUNIT_EXPECT_EQ(test, nid, 0);
+
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("-2", &eligible, &nid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("node0", &eligible, &nid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("", &eligible, &nid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("4096", &eligible, &nid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, nid, 0);
+
+	/* A node that is not eligible (not online, or not top tier) */
+	KUNIT_EXPECT_EQ(test, kmmscand_parse_target_node("1", &eligible, &nid),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, nid, 0);
+}
+
+static void kmmscand_test_pick_node(struct kunit *test)
+{
+	/* Nodes 2, 0 and 1 as seen from somewhere nearest to node 2 */
+	static const int order[] = { 2, 0, 1 };
+	nodemask_t allowed = NODE_MASK_NONE, room = NODE_MASK_NONE;
+	int full;
+
+	if (MAX_NUMNODES < 3)
+		kunit_skip(test, "needs at least 3 possible nodes");
+
+	node_set(0, allowed);
+	node_set(1, allowed);
+	node_set(2, allowed);
+
+	/* Nothing has room: no target, wake the nearest */
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full),
+			NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, full, 2);
+
+	/* The nearest with room wins */
+	node_set(1, room);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full), 1);
+	KUNIT_EXPECT_EQ(test, full, NUMA_NO_NODE);
+	node_set(0, room);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full), 0);
+	node_set(2, room);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full), 2);
+
+	/* A node outside the allowed set never is a target */
+	node_clear(2, allowed);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full), 0);
+	nodes_clear(room);
+	node_set(2, room);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full),
+			NUMA_NO_NODE);
+	/* ...and its kswapd is not the one to wake */
+	KUNIT_EXPECT_EQ(test, full, 0);
+
+	/* Nothing allowed: no target and nothing to wake */
+	nodes_clear(allowed);
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 3, &allowed, &room, &full),
+			NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, full, NUMA_NO_NODE);
+
+	/* An empty candidate list */
+	KUNIT_EXPECT_EQ(test, kmmscand_pick_node(order, 0, &allowed, &room, &full),
+			NUMA_NO_NODE);
+	KUNIT_EXPECT_EQ(test, full, NUMA_NO_NODE);
+}
+
+static void kmmscand_test_mpol_allows(struct kunit *test)
+{
+	struct mempolicy pol = { };
+
+	/* The default policy of a task: local preference that may move */
+	pol.mode = MPOL_PREFERRED;
+	pol.flags = MPOL_F_MOF | MPOL_F_MORON;
+	KUNIT_EXPECT_TRUE(test, kmmscand_mpol_allows(&pol));
+
+	/* Any policy that does not opt in to migration on fault */
+	pol.flags = 0;
+	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
+	pol.mode = MPOL_INTERLEAVE;
+	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
+	pol.mode = MPOL_BIND;
+	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
+
+	/* Node sets chosen by the user, even with MPOL_F_NUMA_BALANCING */
+	pol.flags = MPOL_F_MOF | MPOL_F_MORON;
+	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
+	pol.mode = MPOL_PREFERRED_MANY;
+	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
+}
+
+static struct kunit_case kmmscand_test_cases[] = {
+	KUNIT_CASE(kmmscand_test_idle_stays_idle),
+	KUNIT_CASE(kmmscand_test_idle_turns_busy),
+	KUNIT_CASE(kmmscand_test_busy_turns_idle),
+	KUNIT_CASE(kmmscand_test_busy_stays_busy),
+	KUNIT_CASE(kmmscand_test_clamps),
+	KUNIT_CASE(kmmscand_test_threshold),
+	KUNIT_CASE(kmmscand_test_parse_ulong),
+	KUNIT_CASE(kmmscand_test_range_set),
+	KUNIT_CASE(kmmscand_test_parse_target_node),
+	KUNIT_CASE(kmmscand_test_pick_node),
+	KUNIT_CASE(kmmscand_test_mpol_allows),
+	{}
+};
+
+static struct kunit_suite kmmscand_test_suite = {
+	.name = "kmmscand",
+	.test_cases = kmmscand_test_cases,
+};
+
+kunit_test_suite(kmmscand_test_suite);
+
+#endif /* _KMMSCAND_KUNIT_H */
+
+#endif /* CONFIG_KMMSCAND_KUNIT_TEST */

@@ -1,0 +1,1130 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kmmscand selftests: the daemon that scans page tables for accessed pages
+ * on lower memory tiers and promotes them. Run on a machine with a top
+ * memory tier and a lower one, as root, with kernel.numa_balancing=0 so
+ * that every promotion is kmmscand's.
+ *
+ * hot_set_promoted:         a hot set on the slow node reaches the top node;
+ *                           the counters move
+ * cold_set_stays:           an untouched set stays while a hot one moves
+ * mbind_respected:          memory bound to the slow node with MPOL_BIND
+ *                           stays, while default-policy memory moves
+ * knobs_reject_bad_input:   every knob refuses bad values with EINVAL and
+ *                           keeps its value, and takes good ones
+ * disabled_stops_promotion: scan_enabled=0 stops promotion, 1 resumes it
+ * exit_while_scanning:      processes that exit or are killed while being
+ *                           scanned and migrated all go away
+ * thp_promoted_whole:       a THP hot set is promoted as THPs
+ * contents_intact:          page contents survive promotion, including
+ *                           writes made while pages move
+ *
+ * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
+ * Each restores the knobs and kernel.numa_balancing it changed.
+ */
+#include <errno.h>
+#include <numaif.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+#include "tiering_util.h"
+#include "vm_util.h"
+
+#define KMM_DIR			"/sys/kernel/mm/kmmscand"
+#define THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
+
+#define MIB			(1024 * 1024UL)
+
+/*
+ * Hot and cold set sizes: thousands of pages, so that a share is a
+ * meaningful figure, yet small enough for the slow debug kernel under TCG
+ * to promote in seconds.
+ */
+#define HOT_SIZE		(32 * MIB)
+#define COLD_SIZE		(32 * MIB)
+/* THPs in the THP hot set: several, to see each promoted whole. */
+#define THP_COUNT		4
+
+/*
+ * How long a promotion may take. The fast knobs below rescan an mm every
+ * second at most, and a scan finds the whole hot set. On a debug kernel
+ * under TCG, kmmscand promotes such a set in 2 to 30 s: this leaves room
+ * for a slower or busier host.
+ */
+#define PROMOTE_TIMEOUT_MS	(120 * 1000)
+/* Share of a hot set that must reach the top tier. */
+#define PROMOTE_PERCENT		90
+/*
+ * Share of a never-touched set that must stay: its Accessed bits are
+ * cleared before scanning starts, so only a scan that was already walking
+ * the range while it was placed could have seen them set.
+ */
+#define COLD_STAY_PERCENT	99
+/*
+ * Full mm scans to wait for after a promotion before judging what did not
+ * move: the scan that promoted may have stopped before the other range.
+ */
+#define SETTLE_SCANS		2
+/* Deadline for those scans, with the fast knobs a few seconds' work. */
+#define SETTLE_TIMEOUT_MS	(60 * 1000)
+/*
+ * How long scan_enabled=0 must hold a hot set on the slow node: several
+ * times the longest scan period the fast knobs allow.
+ */
+#define DISABLED_OBSERVE_MS	(10 * 1000)
+/*
+ * The daemon is idle when its counters stand still this long: far longer
+ * than the pause between two mm scans (scan_sleep_ms, 20 ms by default).
+ */
+#define IDLE_QUIET_MS		1000
+#define IDLE_TIMEOUT_MS		(30 * 1000)
+
+/*
+ * exit_while_scanning: rounds of children alive together, each with a
+ * small hot set, living a random time of up to CHILD_MAX_LIFE_MS (several
+ * scan periods) unless killed first. Every other child is SIGKILLed at a
+ * random moment, which may fall in its placement, scan or migration.
+ */
+#define EXIT_ROUNDS		3
+#define EXIT_CHILDREN		8
+#define CHILD_SIZE		(8 * MIB)
+#define CHILD_MAX_LIFE_MS	3000
+/* A child that is not gone this long after its end is stuck in exit. */
+#define REAP_TIMEOUT_MS		(60 * 1000)
+#define REAP_POLL_US		10000
+#define CHILD_ALLOC_FAILED	2
+
+/*
+ * contents_intact checks the promotion this often between write passes:
+ * as tier_wait() does, a fraction of a second.
+ */
+#define WRITE_POLL_MS		200
+
+/*
+ * Fast knobs, so that the daemon reacts within about a second: rescan an
+ * mm every 100 ms to 1 s and treat a single accessed page as worth acting
+ * on. Best effort: a kernel with tighter bounds keeps its own values.
+ */
+#define FAST_PERIOD_MIN_MS	100
+#define FAST_PERIOD_MS		200
+#define FAST_PERIOD_MAX_MS	1000
+#define FAST_MIN_ACCESSED	1
+
+/* Harness timeouts: the deadlines above, placement, census and margin. */
+#define PROMOTE_TEST_TIMEOUT_S	300
+#define EXIT_TEST_TIMEOUT_S	300
+#define KNOB_TEST_TIMEOUT_S	60
+
+/* A node number that is not online on the machines these tests run on. */
+#define ABSENT_NODE		63
+/* A node number beyond MAX_NUMNODES (1 << NODES_SHIFT, at most 1024). */
+#define IMPOSSIBLE_NODE		"4096"
+
+enum knob {
+	SCAN_ENABLED,
+	SCAN_SLEEP_MS,
+	MMS_TO_SCAN,
+	MM_SCAN_PERIOD_MS,
+	SCAN_PERIOD_MIN_MS,
+	SCAN_PERIOD_MAX_MS,
+	SCAN_SIZE_MB,
+	SCAN_SIZE_MIN_MB,
+	SCAN_SIZE_MAX_MB,
+	MIN_ACCESSED_PAGES,
+	TARGET_NODE,
+	NR_KNOBS
+};
+
+static const char * const knob_name[NR_KNOBS] = {
+	[SCAN_ENABLED]		= "scan_enabled",
+	[SCAN_SLEEP_MS]		= "scan_sleep_ms",
+	[MMS_TO_SCAN]		= "mms_to_scan",
+	[MM_SCAN_PERIOD_MS]	= "mm_scan_period_ms",
+	[SCAN_PERIOD_MIN_MS]	= "scan_period_min_ms",
+	[SCAN_PERIOD_MAX_MS]	= "scan_period_max_ms",
+	[SCAN_SIZE_MB]		= "scan_size_mb",
+	[SCAN_SIZE_MIN_MB]	= "scan_size_min_mb",
+	[SCAN_SIZE_MAX_MB]	= "scan_size_max_mb",
+	[MIN_ACCESSED_PAGES]	= "min_accessed_pages",
+	[TARGET_NODE]		= "target_node",
+};
+
+/* An initial value and the range it is clamped to. */
+struct knob_range {
+	enum knob init, min, max;
+};
+
+static const struct knob_range knob_ranges[] = {
+	{ MM_SCAN_PERIOD_MS, SCAN_PERIOD_MIN_MS, SCAN_PERIOD_MAX_MS },
+	{ SCAN_SIZE_MB, SCAN_SIZE_MIN_MB, SCAN_SIZE_MAX_MB },
+};
+
+/* Knobs whose only stated bound is that they are not negative. */
+static const enum knob unbounded_knobs[] = {
+	SCAN_SLEEP_MS, MMS_TO_SCAN, MIN_ACCESSED_PAGES,
+};
+
+enum stat {
+	MM_SCANS,
+	VMA_SCANS,
+	PTE_SCANNED,
+	SLOWTIER_ACCESSED,
+	MIGRATED,
+	MIGRATE_FAILED,
+	PGPROMOTE_SUCCESS,
+	NR_STATS
+};
+
+static const char * const stat_name[NR_STATS] = {
+	[MM_SCANS]		= "kmmscand_mm_scans",
+	[VMA_SCANS]		= "kmmscand_vma_scans",
+	[PTE_SCANNED]		= "kmmscand_pte_scanned",
+	[SLOWTIER_ACCESSED]	= "kmmscand_slowtier_accessed",
+	[MIGRATED]		= "kmmscand_migrated",
+	[MIGRATE_FAILED]	= "kmmscand_migrate_failed",
+	[PGPROMOTE_SUCCESS]	= "pgpromote_success",
+};
+
+struct stats {
+	unsigned long v[NR_STATS];
+};
+
+static void knob_path(enum knob knob, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s", KMM_DIR, knob_name[knob]);
+}
+
+static int knob_read(enum knob knob, char *buf, size_t len)
+{
+	char path[128];
+
+	knob_path(knob, path, sizeof(path));
+	return tier_read_str(path, buf, len);
+}
+
+static int knob_read_long(enum knob knob, long *value)
+{
+	char path[128];
+
+	knob_path(knob, path, sizeof(path));
+	return tier_read_long(path, value);
+}
+
+static int knob_write(enum knob knob, const char *value)
+{
+	char path[128];
+
+	knob_path(knob, path, sizeof(path));
+	return tier_write_str(path, value);
+}
+
+static int knob_write_long(enum knob knob, long value)
+{
+	char path[128];
+
+	knob_path(knob, path, sizeof(path));
+	return tier_write_long(path, value);
+}
+
+static int stats_read(struct stats *stats)
+{
+	int i, ret;
+
+	/* pgpromote_success is a node counter: fold it first. */
+	tier_vmstat_refresh();
+	for (i = 0; i < NR_STATS; i++) {
+		ret = tier_vmstat(stat_name[i], &stats->v[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static unsigned long stat_delta(const struct stats *before,
+				const struct stats *after, enum stat stat)
+{
+	return after->v[stat] - before->v[stat];
+}
+
+static void stats_log(struct __test_metadata *_metadata,
+		      const struct stats *before, const struct stats *after)
+{
+	int i;
+
+	for (i = 0; i < NR_STATS; i++)
+		TH_LOG("%s +%lu", stat_name[i], stat_delta(before, after, i));
+}
+
+/* The counters a scan that promotes moves. */
+static const enum stat scan_stats[] = {
+	MM_SCANS, VMA_SCANS, PTE_SCANNED, SLOWTIER_ACCESSED, MIGRATED,
+};
+
+/* Condition for tier_wait(): each of scan_stats grew since @before. */
+struct growth_cond {
+	struct stats before;
+	struct stats now;
+};
+
+static bool stats_grew(void *arg)
+{
+	struct growth_cond *growth = arg;
+	size_t i;
+
+	if (stats_read(&growth->now))
+		return false;
+	for (i = 0; i < ARRAY_SIZE(scan_stats); i++) {
+		if (!stat_delta(&growth->before, &growth->now, scan_stats[i]))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Wait until pgpromote_success, read as @before, counts at least @pages
+ * more promotions: it is a node counter, which /proc/vmstat shows late.
+ */
+static bool promotions_counted(struct __test_metadata *_metadata,
+			       unsigned long before, unsigned long pages)
+{
+	struct tier_counter promoted = {
+		.name = stat_name[PGPROMOTE_SUCCESS],
+		.min = before + pages,
+	};
+	bool counted;
+
+	counted = tier_wait(NULL, 0, tier_counter_reached, &promoted,
+			    TIER_VMSTAT_LAG_MS);
+	TH_LOG("pgpromote_success +%lu for %lu pages promoted",
+	       promoted.last - before, pages);
+	return counted;
+}
+
+/* Condition for tier_wait(): the daemon's counters stood still a while. */
+struct idle_cond {
+	unsigned long last;
+	double since;
+};
+
+static bool daemon_idle(void *arg)
+{
+	struct idle_cond *idle = arg;
+	unsigned long sum;
+	struct stats now;
+
+	if (stats_read(&now))
+		return false;
+	sum = now.v[MM_SCANS] + now.v[VMA_SCANS] + now.v[PTE_SCANNED] +
+	      now.v[MIGRATED] + now.v[MIGRATE_FAILED];
+	if (sum != idle->last) {
+		idle->last = sum;
+		idle->since = tier_now();
+		return false;
+	}
+	return tier_now() - idle->since >= IDLE_QUIET_MS / 1000.0;
+}
+
+/*
+ * Stop the daemon and wait until it is idle, so that memory placed next is
+ * not seen by a scan that was already running.
+ */
+static int daemon_pause(void)
+{
+	struct idle_cond idle = { .last = 0, .since = tier_now() };
+	int ret;
+
+	ret = knob_write(SCAN_ENABLED, "0");
+	if (ret)
+		return ret;
+	return tier_wait(NULL, 0, daemon_idle, &idle, IDLE_TIMEOUT_MS) ?
+	       0 : -ETIMEDOUT;
+}
+
+/*
+ * Clear the Accessed bits that placing memory set, then let the daemon
+ * scan: from now on only the test's own accesses make pages candidates.
+ */
+static int daemon_resume(void)
+{
+	int ret;
+
+	ret = tier_clear_refs();
+	if (ret)
+		return ret;
+	return knob_write(SCAN_ENABLED, "1");
+}
+
+/* Condition for tier_wait(): the daemon completed some more mm scans. */
+struct scans_cond {
+	unsigned long target;
+};
+
+static bool scans_done(void *arg)
+{
+	struct scans_cond *scans = arg;
+	unsigned long now;
+
+	if (tier_vmstat(stat_name[MM_SCANS], &now))
+		return false;
+	return now >= scans->target;
+}
+
+/*
+ * Keep @hot hot while the daemon completes SETTLE_SCANS more mm scans and
+ * at least one more of its longest scan periods passes, so that every mm,
+ * this one included, has been rescanned since the last check.
+ */
+static bool settle(const struct tier_region *hot, int nr_hot)
+{
+	struct scans_cond scans;
+	long period_max;
+	double until;
+
+	if (tier_vmstat(stat_name[MM_SCANS], &scans.target) ||
+	    knob_read_long(SCAN_PERIOD_MAX_MS, &period_max))
+		return false;
+	scans.target += SETTLE_SCANS;
+	until = tier_now() + period_max / 1000.0;
+	if (!tier_wait(hot, nr_hot, scans_done, &scans, SETTLE_TIMEOUT_MS))
+		return false;
+	while (tier_now() < until)
+		tier_touch(hot, nr_hot);
+	return true;
+}
+
+static bool all_on_node(const struct tier_region *region, int node)
+{
+	return tier_pages_on_node(region, node) == (long)tier_nr_pages(region);
+}
+
+/*
+ * Wait until @percent of @region is on @node, keeping @nr_hot regions of
+ * @hot hot. Logs how far it got.
+ */
+static bool wait_promoted(struct __test_metadata *_metadata,
+			  const struct tier_region *region, int node,
+			  unsigned int percent, const struct tier_region *hot,
+			  int nr_hot)
+{
+	struct tier_share share;
+	double start = tier_now();
+	bool done;
+
+	tier_share_init(&share, region, node, percent);
+	done = tier_wait(hot, nr_hot, tier_share_reached, &share,
+			 PROMOTE_TIMEOUT_MS);
+	TH_LOG("%lu of %lu pages on node %d after %.1f s", share.last_pages,
+	       tier_nr_pages(region), node, tier_now() - start);
+	return done;
+}
+
+FIXTURE(kmmscand)
+{
+	int top;
+	int slow;
+	char saved[NR_KNOBS][TIER_VALUE_LEN];
+	char numab[TIER_VALUE_LEN];
+	bool has_numab;
+	int setup_err;
+};
+
+/* Tune the daemon to react fast; see FAST_*. Failures are not errors. */
+static void tune_fast(struct __test_metadata *_metadata)
+{
+	long min, init;
+
+	knob_write_long(MIN_ACCESSED_PAGES, FAST_MIN_ACCESSED);
+	/* Lower the floor first, then the initial period, then the ceiling. */
+	knob_write_long(SCAN_PERIOD_MIN_MS, FAST_PERIOD_MIN_MS);
+	if (knob_read_long(SCAN_PERIOD_MIN_MS, &min))
+		return;
+	init = min < FAST_PERIOD_MS ? FAST_PERIOD_MS : min;
+	knob_write_long(MM_SCAN_PERIOD_MS, init);
+	if (knob_read_long(MM_SCAN_PERIOD_MS, &init))
+		return;
+	knob_write_long(SCAN_PERIOD_MAX_MS,
+			init < FAST_PERIOD_MAX_MS ? FAST_PERIOD_MAX_MS : init);
+	TH_LOG("scan period %ld ms, floor %ld ms", init, min);
+}
+
+/* Write back every saved knob, over passes: min/max order can matter. */
+static int restore_knobs(char saved[NR_KNOBS][TIER_VALUE_LEN])
+{
+	char cur[TIER_VALUE_LEN];
+	int pass, k, failed = 0;
+
+	for (pass = 0; pass < 3; pass++) {
+		failed = 0;
+		for (k = 0; k < NR_KNOBS; k++) {
+			if (!knob_read(k, cur, sizeof(cur)) &&
+			    !strcmp(cur, saved[k]))
+				continue;
+			if (knob_write(k, saved[k]))
+				failed++;
+		}
+		if (!failed)
+			break;
+	}
+	return failed;
+}
+
+FIXTURE_SETUP(kmmscand)
+{
+	struct tier_layout layout;
+	int k, ret;
+
+	if (access(KMM_DIR, F_OK))
+		SKIP(return, "no %s: kernel without kmmscand", KMM_DIR);
+	if (tier_read_layout(&layout) ||
+	    tier_pick_nodes(&layout, &self->top, &self->slow))
+		SKIP(return, "no two memory tiers with memory");
+	for (k = 0; k < NR_KNOBS; k++) {
+		ret = knob_read(k, self->saved[k], sizeof(self->saved[k]));
+		ASSERT_EQ(0, ret) {
+			TH_LOG("cannot read %s", knob_name[k]);
+		}
+	}
+	self->has_numab = !tier_read_str(TIER_NUMA_BALANCING, self->numab,
+					 sizeof(self->numab));
+	for (k = 0; k < NR_STATS; k++) {
+		unsigned long value;
+
+		ret = tier_vmstat(stat_name[k], &value);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("no %s in /proc/vmstat", stat_name[k]);
+		}
+	}
+	/*
+	 * The teardown runs only once the setup has returned: from here on,
+	 * record failures for the tests to assert instead of asserting.
+	 */
+	if (self->has_numab)
+		self->setup_err = tier_write_long(TIER_NUMA_BALANCING, 0);
+	if (!self->setup_err)
+		self->setup_err = knob_write(SCAN_ENABLED, "1");
+	if (!self->setup_err)
+		tune_fast(_metadata);
+	TH_LOG("top node %d, slow node %d", self->top, self->slow);
+}
+
+/*
+ * Restore in the parent: it runs even when a failed assertion ended the
+ * test (this harness then skips a child-side teardown). The test's memory
+ * went with the test process.
+ */
+FIXTURE_TEARDOWN_PARENT(kmmscand)
+{
+	int ret = 0;
+
+	EXPECT_EQ(0, restore_knobs(self->saved));
+	if (self->has_numab)
+		ret = tier_write_str(TIER_NUMA_BALANCING, self->numab);
+	EXPECT_EQ(0, ret);
+}
+
+TEST_F_TIMEOUT(kmmscand, hot_set_promoted, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct growth_cond growth;
+	struct tier_region hot;
+	long on_top;
+	size_t i;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_TRUE(all_on_node(&hot, self->slow));
+	ASSERT_EQ(0, stats_read(&growth.before));
+	ASSERT_EQ(0, daemon_resume());
+
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+
+	on_top = tier_pages_on_node(&hot, self->top);
+	ASSERT_GE(on_top, 0);
+	/*
+	 * A scan counts what it scanned and found when it ends, after its
+	 * promotions: let the scan that moved the hot set be counted.
+	 */
+	growth.now = growth.before;
+	tier_wait(&hot, 1, stats_grew, &growth, SETTLE_TIMEOUT_MS);
+	stats_log(_metadata, &growth.before, &growth.now);
+	for (i = 0; i < ARRAY_SIZE(scan_stats); i++) {
+		EXPECT_GT(stat_delta(&growth.before, &growth.now,
+				     scan_stats[i]), 0) {
+			TH_LOG("%s did not grow", stat_name[scan_stats[i]]);
+		}
+	}
+	/* Every page that moved up counts as a promotion. */
+	EXPECT_TRUE(promotions_counted(_metadata,
+				       growth.before.v[PGPROMOTE_SUCCESS],
+				       on_top));
+}
+
+TEST_F_TIMEOUT(kmmscand, cold_set_stays, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot, cold;
+	unsigned long nr_cold;
+	long on_slow;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(&cold, COLD_SIZE, self->slow, false));
+	ASSERT_TRUE(all_on_node(&cold, self->slow));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The hot set moving shows that the daemon scans this mm. */
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	ASSERT_TRUE(settle(&hot, 1));
+
+	nr_cold = tier_nr_pages(&cold);
+	on_slow = tier_pages_on_node(&cold, self->slow);
+	TH_LOG("%ld of %lu cold pages still on node %d", on_slow, nr_cold,
+	       self->slow);
+	ASSERT_GE(on_slow, 0);
+	ASSERT_GE((unsigned long)on_slow * 100, nr_cold * COLD_STAY_PERCENT);
+}
+
+/* Map @size bytes bound to @node with MPOL_BIND, and fault them in. */
+static int alloc_bound(struct tier_region *region, size_t size, int node)
+{
+	unsigned long mask = 1UL << node;
+	int ret;
+
+	region->addr = mmap(NULL, size, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (region->addr == MAP_FAILED) {
+		region->addr = NULL;
+		return -errno;
+	}
+	region->size = size;
+	/* Base pages, like the default-policy set it is compared with. */
+	if ((madvise(region->addr, size, MADV_NOHUGEPAGE) && errno != EINVAL) ||
+	    mbind(region->addr, size, MPOL_BIND, &mask, TIER_MAX_NODES + 1, 0)) {
+		ret = -errno;
+		tier_free(region);
+		return ret;
+	}
+	return tier_place_on_node(region, node);
+}
+
+TEST_F_TIMEOUT(kmmscand, mbind_respected, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot, bound, both[2];
+	long on_slow;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, alloc_bound(&bound, HOT_SIZE, self->slow));
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_TRUE(all_on_node(&bound, self->slow));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* Both are hot; only the default-policy one may move. */
+	both[0] = hot;
+	both[1] = bound;
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, both, 2));
+	ASSERT_TRUE(settle(both, 2));
+
+	on_slow = tier_pages_on_node(&bound, self->slow);
+	TH_LOG("%ld of %lu bound pages on node %d", on_slow,
+	       tier_nr_pages(&bound), self->slow);
+	ASSERT_EQ((long)tier_nr_pages(&bound), on_slow);
+}
+
+/* A value written to a knob, and how to show it in the log. */
+struct knob_input {
+	const char *value;
+	const char *label;
+};
+
+/* Text every numeric knob refuses, whatever its range. */
+static const struct knob_input bad_text[] = {
+	{ "abc",			"letters" },
+	{ "12abc",			"trailing letters" },
+	{ "1.5",			"a fraction" },
+	{ "\n",				"an empty line" },
+	{ "18446744073709551616",	"2^64, overflowing any integer" },
+	{ "99999999999999999999999999",	"a huge number" },
+};
+
+/* Write @value to @knob: it must fail with EINVAL and leave the knob be. */
+static void expect_rejected(struct __test_metadata *_metadata, enum knob knob,
+			    const char *value, const char *label)
+{
+	char before[TIER_VALUE_LEN], after[TIER_VALUE_LEN];
+	int ret;
+
+	ASSERT_EQ(0, knob_read(knob, before, sizeof(before)));
+	ret = knob_write(knob, value);
+	ASSERT_EQ(0, knob_read(knob, after, sizeof(after)));
+	EXPECT_EQ(-EINVAL, ret) {
+		TH_LOG("%s accepted %s (error %d)", knob_name[knob], label,
+		       ret);
+	}
+	EXPECT_STREQ(before, after) {
+		TH_LOG("%s changed from %s to %s on %s", knob_name[knob],
+		       before, after, label);
+	}
+}
+
+static void expect_rejected_long(struct __test_metadata *_metadata,
+				 enum knob knob, long value, const char *why)
+{
+	char buf[TIER_VALUE_LEN], label[128];
+
+	snprintf(buf, sizeof(buf), "%ld", value);
+	snprintf(label, sizeof(label), "%ld (%s)", value, why);
+	expect_rejected(_metadata, knob, buf, label);
+}
+
+/* Write @value to @knob: it must be taken and read back as written. */
+static void expect_accepted(struct __test_metadata *_metadata, enum knob knob,
+			    long value)
+{
+	long got = 0;
+
+	EXPECT_EQ(0, knob_write_long(knob, value)) {
+		TH_LOG("%s refused %ld", knob_name[knob], value);
+	}
+	EXPECT_EQ(0, knob_read_long(knob, &got));
+	EXPECT_EQ(value, got) {
+		TH_LOG("%s reads %ld after %ld was written", knob_name[knob],
+		       got, value);
+	}
+}
+
+/* Accept @value, then go back to @orig, as "echo" writes it. */
+static void expect_accepted_then(struct __test_metadata *_metadata,
+				 enum knob knob, long value, long orig)
+{
+	char buf[TIER_VALUE_LEN];
+
+	expect_accepted(_metadata, knob, value);
+	snprintf(buf, sizeof(buf), "%ld\n", orig);
+	EXPECT_EQ(0, knob_write(knob, buf)) {
+		TH_LOG("%s refused \"%ld\\n\"", knob_name[knob], orig);
+	}
+}
+
+static void check_text_input(struct __test_metadata *_metadata, enum knob knob)
+{
+	char before[TIER_VALUE_LEN], after[TIER_VALUE_LEN];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(bad_text); i++)
+		expect_rejected(_metadata, knob, bad_text[i].value,
+				bad_text[i].label);
+	/* target_node takes -1 (automatic); -2 is negative for it. */
+	if (knob == TARGET_NODE)
+		expect_rejected(_metadata, knob, "-2", "-2 (negative)");
+	else
+		expect_rejected(_metadata, knob, "-1", "-1 (negative)");
+
+	/* sysfs does not call a store for a write of 0 bytes: a no-op. */
+	ASSERT_EQ(0, knob_read(knob, before, sizeof(before)));
+	ret = knob_write(knob, "");
+	EXPECT_TRUE(ret == 0 || ret == -EINVAL);
+	ASSERT_EQ(0, knob_read(knob, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+}
+
+/* An initial value and its bounds: min <= init <= max, always. */
+static void check_range(struct __test_metadata *_metadata,
+			const struct knob_range *range)
+{
+	long init, min, max;
+
+	ASSERT_EQ(0, knob_read_long(range->init, &init));
+	ASSERT_EQ(0, knob_read_long(range->min, &min));
+	ASSERT_EQ(0, knob_read_long(range->max, &max));
+	ASSERT_LE(min, init);
+	ASSERT_LE(init, max);
+
+	expect_rejected_long(_metadata, range->min, max + 1, "min above max");
+	expect_rejected_long(_metadata, range->init, max + 1,
+			     "initial above max");
+	if (min > 0) {
+		expect_rejected_long(_metadata, range->max, min - 1,
+				     "max below min");
+		expect_rejected_long(_metadata, range->init, min - 1,
+				     "initial below min");
+	}
+
+	/* Values inside the constraints are taken. */
+	expect_accepted_then(_metadata, range->min, (min + init) / 2, min);
+	expect_accepted_then(_metadata, range->max, (init + max) / 2, max);
+	expect_accepted_then(_metadata, range->init, (min + max) / 2, init);
+	expect_accepted_then(_metadata, range->init, min, init);
+	expect_accepted_then(_metadata, range->init, max, init);
+}
+
+/* The target node must be -1 or an online top-tier node. */
+static void check_target_node(struct __test_metadata *_metadata, int top)
+{
+	struct tier_layout layout;
+	int node;
+
+	ASSERT_EQ(0, tier_read_layout(&layout));
+	for (node = 0; node < TIER_MAX_NODES; node++) {
+		if (tier_of_node(&layout, node) > 0)
+			expect_rejected_long(_metadata, TARGET_NODE, node,
+					     "a lower-tier node");
+	}
+	if (tier_of_node(&layout, ABSENT_NODE) < 0 &&
+	    !tier_node_has_memory(ABSENT_NODE))
+		expect_rejected_long(_metadata, TARGET_NODE, ABSENT_NODE,
+				     "a node that is not online");
+	expect_rejected(_metadata, TARGET_NODE, IMPOSSIBLE_NODE,
+			"a node number beyond MAX_NUMNODES");
+
+	expect_accepted(_metadata, TARGET_NODE, top);
+	expect_accepted_then(_metadata, TARGET_NODE, -1, -1);
+}
+
+TEST_F_TIMEOUT(kmmscand, knobs_reject_bad_input, KNOB_TEST_TIMEOUT_S)
+{
+	long value;
+	size_t i;
+	int k;
+
+	ASSERT_EQ(0, self->setup_err);
+	for (k = 0; k < NR_KNOBS; k++)
+		check_text_input(_metadata, k);
+
+	expect_rejected(_metadata, SCAN_ENABLED, "2", "2 (not 0 or 1)");
+	expect_accepted_then(_metadata, SCAN_ENABLED, 0, 1);
+
+	for (i = 0; i < ARRAY_SIZE(knob_ranges); i++)
+		check_range(_metadata, &knob_ranges[i]);
+	check_target_node(_metadata, self->top);
+
+	/* Knobs with no stated bounds take a neighbouring value. */
+	for (i = 0; i < ARRAY_SIZE(unbounded_knobs); i++) {
+		k = unbounded_knobs[i];
+		ASSERT_EQ(0, knob_read_long(k, &value));
+		expect_accepted_then(_metadata, k,
+				     value > 1 ? value - 1 : value + 1, value);
+	}
+
+	/* Whatever was tried, every knob still reads a number. */
+	for (k = 0; k < NR_KNOBS; k++) {
+		int ret = knob_read_long(k, &value);
+
+		EXPECT_EQ(0, ret) {
+			TH_LOG("%s does not read as a number", knob_name[k]);
+		}
+	}
+}
+
+TEST_F_TIMEOUT(kmmscand, disabled_stops_promotion, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot;
+	struct stats before, after;
+	struct tier_share any;
+	bool moved;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_clear_refs());
+	ASSERT_EQ(0, stats_read(&before));
+
+	/* Any page at all on the top node is a promotion. */
+	tier_share_init(&any, &hot, self->top, 0);
+	any.min_pages = 1;
+	moved = tier_wait(&hot, 1, tier_share_reached, &any,
+			  DISABLED_OBSERVE_MS);
+	TH_LOG("%lu pages on node %d after %d s with scan_enabled=0",
+	       any.last_pages, self->top, DISABLED_OBSERVE_MS / 1000);
+	ASSERT_FALSE(moved);
+	ASSERT_EQ(0, stats_read(&after));
+	EXPECT_EQ(0, stat_delta(&before, &after, MM_SCANS));
+	EXPECT_EQ(0, stat_delta(&before, &after, MIGRATED));
+
+	ASSERT_EQ(0, knob_write(SCAN_ENABLED, "1"));
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+}
+
+/* A small xorshift generator: reproducible from the seed the test logs. */
+static unsigned int next_random(unsigned long long *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state >> 32;
+}
+
+/*
+ * A child of exit_while_scanning: place a hot set on @node (THPs or base
+ * pages), keep it hot for @life_ms, with half of it unmapped half-way
+ * through when @unmap_half, and exit with it mapped.
+ */
+static void scanned_child(int node, unsigned int life_ms, bool thp,
+			  bool unmap_half)
+{
+	double start = tier_now(), end = start + life_ms / 1000.0;
+	struct tier_region region;
+	bool unmapped = false;
+
+	if (tier_alloc_on_node(&region, CHILD_SIZE, node, thp))
+		_exit(CHILD_ALLOC_FAILED);
+	while (tier_now() < end) {
+		tier_touch(&region, 1);
+		if (unmap_half && !unmapped && tier_now() > (start + end) / 2) {
+			region.size /= 2;
+			munmap(region.addr + region.size, region.size);
+			unmapped = true;
+		}
+	}
+	_exit(0);
+}
+
+struct child {
+	pid_t pid;
+	double kill_at;		/* 0: let it exit by itself */
+	bool reaped;
+};
+
+/* Fork EXIT_CHILDREN scanned children, SIGKILLing every other one. */
+static void spawn_children(struct __test_metadata *_metadata, int node,
+			   struct child *children,
+			   unsigned long long *rnd)
+{
+	int i;
+
+	for (i = 0; i < EXIT_CHILDREN; i++) {
+		unsigned int life = next_random(rnd) % CHILD_MAX_LIFE_MS;
+		unsigned int bits = next_random(rnd);
+		pid_t pid;
+
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid)
+			scanned_child(node, life, bits & 1, bits & 2);
+		children[i].pid = pid;
+		children[i].reaped = false;
+		children[i].kill_at = 0;
+		if (i & 1)
+			children[i].kill_at = tier_now() +
+				(next_random(rnd) % CHILD_MAX_LIFE_MS) / 1000.0;
+	}
+}
+
+/* Reap every child by the deadline; kill those due. Returns the number left. */
+static int reap_children(struct __test_metadata *_metadata,
+			 struct child *children)
+{
+	double deadline = tier_now() + REAP_TIMEOUT_MS / 1000.0;
+	int i, left = EXIT_CHILDREN, status;
+
+	while (left && tier_now() < deadline) {
+		for (i = 0; i < EXIT_CHILDREN; i++) {
+			struct child *c = &children[i];
+
+			if (c->reaped)
+				continue;
+			if (c->kill_at && tier_now() >= c->kill_at) {
+				kill(c->pid, SIGKILL);
+				c->kill_at = 0;
+			}
+			if (waitpid(c->pid, &status, WNOHANG) != c->pid)
+				continue;
+			c->reaped = true;
+			left--;
+			EXPECT_TRUE((WIFEXITED(status) && !WEXITSTATUS(status)) ||
+				    (WIFSIGNALED(status) &&
+				     WTERMSIG(status) == SIGKILL)) {
+				TH_LOG("child %d ended with status %#x", c->pid,
+				       status);
+			}
+		}
+		usleep(REAP_POLL_US);
+	}
+	for (i = 0; i < EXIT_CHILDREN; i++) {
+		if (children[i].reaped)
+			continue;
+		TH_LOG("child %d did not exit", children[i].pid);
+		kill(children[i].pid, SIGKILL);
+	}
+	return left;
+}
+
+TEST_F_TIMEOUT(kmmscand, exit_while_scanning, EXIT_TEST_TIMEOUT_S)
+{
+	unsigned long long rnd = time(NULL) ^ ((unsigned long long)getpid() << 32);
+	struct child children[EXIT_CHILDREN];
+	struct stats before, after;
+	int round;
+
+	ASSERT_EQ(0, self->setup_err);
+	TH_LOG("random seed %#llx", rnd);
+	ASSERT_EQ(0, stats_read(&before));
+	for (round = 0; round < EXIT_ROUNDS; round++) {
+		spawn_children(_metadata, self->slow, children, &rnd);
+		ASSERT_EQ(0, reap_children(_metadata, children));
+	}
+	ASSERT_EQ(0, stats_read(&after));
+	stats_log(_metadata, &before, &after);
+	/* The daemon ran while they lived. */
+	EXPECT_GT(stat_delta(&before, &after, MM_SCANS), 0);
+}
+
+static bool thp_available(void)
+{
+	char buf[TIER_VALUE_LEN];
+
+	if (tier_read_str(THP_ENABLED, buf, sizeof(buf)))
+		return false;
+	return !strstr(buf, "[never]") && read_pmd_pagesize();
+}
+
+TEST_F_TIMEOUT(kmmscand, thp_promoted_whole, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot;
+	unsigned long thp_before, thp_after;
+	struct stats before, after;
+	size_t pmd;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (!thp_available())
+		SKIP(return, "THP unavailable");
+	pmd = read_pmd_pagesize();
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, THP_COUNT * pmd,
+					self->slow, true));
+	if (!check_huge_anon(hot.addr, THP_COUNT, pmd))
+		SKIP(return, "no THPs on node %d", self->slow);
+	ASSERT_TRUE(all_on_node(&hot, self->slow));
+	ASSERT_EQ(0, stats_read(&before));
+	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_before));
+	ASSERT_EQ(0, daemon_resume());
+	/* Four THPs fit in the TLB: make the next accesses set Accessed */
+	ASSERT_EQ(0, tier_flush_tlb(&hot, 1));
+
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top, 100,
+				  &hot, 1));
+
+	ASSERT_TRUE(check_huge_anon(hot.addr, THP_COUNT, pmd)) {
+		TH_LOG("the hot set is no longer mapped by THPs");
+	}
+	ASSERT_EQ(0, stats_read(&after));
+	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_after));
+	stats_log(_metadata, &before, &after);
+	TH_LOG("thp_migration_success +%lu", thp_after - thp_before);
+	/* Each THP moved as one folio, not split and moved page by page. */
+	EXPECT_GE(thp_after - thp_before, THP_COUNT);
+	EXPECT_TRUE(promotions_counted(_metadata, before.v[PGPROMOTE_SUCCESS],
+				       tier_nr_pages(&hot)));
+}
+
+/*
+ * The value every word of the hot set holds: a hash of its address and the
+ * seed (the splitmix64 finalizer, so that neighbours differ in every bit).
+ */
+static unsigned long stamp(const unsigned long *word, unsigned long long seed)
+{
+	unsigned long long x = (unsigned long)word ^ seed;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void stamp_fill(const struct tier_region *region,
+		       unsigned long long seed)
+{
+	unsigned long *w = (unsigned long *)region->addr;
+	size_t i, n = region->size / sizeof(*w);
+
+	for (i = 0; i < n; i++)
+		w[i] = stamp(&w[i], seed);
+}
+
+/*
+ * Count words that differ from their stamp. The first word of each page
+ * was incremented @writes times while pages moved.
+ */
+static unsigned long stamp_check(struct __test_metadata *_metadata,
+				 const struct tier_region *region,
+				 unsigned long long seed, unsigned long writes)
+{
+	size_t words_per_page = sysconf(_SC_PAGESIZE) / sizeof(unsigned long);
+	unsigned long *w = (unsigned long *)region->addr, want;
+	size_t i, n = region->size / sizeof(*w);
+	unsigned long bad = 0;
+
+	for (i = 0; i < n; i++) {
+		want = stamp(&w[i], seed);
+		if (!(i % words_per_page))
+			want += writes;
+		if (w[i] == want)
+			continue;
+		if (!bad)
+			TH_LOG("first bad word at %p: %#lx, want %#lx",
+			       &w[i], w[i], want);
+		bad++;
+	}
+	return bad;
+}
+
+/* Increment the first word of every page: writes racing with migration. */
+static void write_pass(const struct tier_region *region)
+{
+	size_t psz = sysconf(_SC_PAGESIZE), off;
+
+	for (off = 0; off < region->size; off += psz)
+		(*(unsigned long *)(region->addr + off))++;
+	tier_barrier();
+}
+
+TEST_F_TIMEOUT(kmmscand, contents_intact, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot;
+	double deadline, next, start;
+	unsigned long writes = 0;
+	struct tier_share share;
+	unsigned long long seed;
+	bool done;
+
+	ASSERT_EQ(0, self->setup_err);
+	seed = ((unsigned long long)time(NULL) << 32) ^ getpid();
+	TH_LOG("stamp seed %#llx", seed);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	stamp_fill(&hot, seed);
+	ASSERT_TRUE(all_on_node(&hot, self->slow));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* Keep writing while waiting, so that writes meet moving pages. */
+	tier_share_init(&share, &hot, self->top, PROMOTE_PERCENT);
+	start = tier_now();
+	deadline = start + PROMOTE_TIMEOUT_MS / 1000.0;
+	do {
+		next = tier_now() + WRITE_POLL_MS / 1000.0;
+		do {
+			write_pass(&hot);
+			writes++;
+		} while (tier_now() < next);
+		done = tier_share_reached(&share);
+	} while (!done && tier_now() < deadline);
+	TH_LOG("%lu of %lu pages on node %d after %.1f s, %lu write passes",
+	       share.last_pages, tier_nr_pages(&hot), self->top,
+	       tier_now() - start, writes);
+	ASSERT_TRUE(done);
+
+	ASSERT_EQ(0, stamp_check(_metadata, &hot, seed, writes));
+}
+
+TEST_HARNESS_MAIN
