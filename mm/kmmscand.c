@@ -30,10 +30,14 @@
  * and idle page tracking do; folio_referenced() consumes it.  Folios on
  * top-tier nodes are not touched at all.
  *
- * The Accessed bits an mm has before kmmscand first looks at it tell when
- * its memory was populated, not whether it is in use, so the first pass
- * over an mm, up to the first time its cursor wraps, only clears them.
- * After that, an accessed slow-tier folio is a promotion candidate.
+ * The Accessed bits that slow-tier memory has before kmmscand first looks
+ * at it tell when it was populated, not whether it is in use.  So each
+ * PMD-sized region of an mm keeps a small history (see "kmmscand region
+ * history" below), and the first visit to a region with slow-tier memory
+ * in it only clears the bits.  After that, an accessed slow-tier folio in
+ * the region is a promotion candidate.  The same history lets scans pass
+ * over regions that stay cold.
+ *
  * Candidates are pinned with a reference and queued in a bounded batch,
  * which a migration stage of the same thread drains while the mmap_lock of
  * the mm is still held for read: see kmmscand_promote_batch() for why this
@@ -79,8 +83,106 @@
  * itself alive for the hash and the mm_users check.
  */
 
+/**
+ * DOC: kmmscand region history
+ *
+ * Most of the memory of a large machine is cold most of the time, and
+ * reading every PTE of it on every scan costs CPU in proportion to what is
+ * mapped rather than to what is hot.  kmmscand therefore remembers, per
+ * PMD-sized region (2 MiB with 4 KiB pages) of each mm, what the scans of
+ * the region found, and applies KSM's smart scan schedule to it
+ * (smart_scan_skips(), shared with mm/ksm.c):
+ *
+ * - A region never visited before is read, and the Accessed bits of its
+ *   slow-tier folios are only cleared: they tell when the memory was
+ *   populated.  The same holds for a region whose last read found no
+ *   slow-tier folio at all, once slow-tier memory shows up in it, so that
+ *   a buffer written once and left on the slow tier is not promoted
+ *   whether it was populated before or after kmmscand first looked.
+ * - Every later visit ages the region.  From SMART_SCAN_MIN_AGE on, a cold
+ *   region is passed over for 1, 2, 4, ... and at most smart_scan_max_skips
+ *   visits in a row, reading it once in between.  A read that finds an
+ *   accessed slow-tier folio, or slow-tier memory that was not there
+ *   before, starts the region over at age 0.
+ * - A region whose last read found no slow-tier folio at all follows the
+ *   same schedule: slow-tier memory only arrives there by demotion, which
+ *   picks cold memory, or by an allocation that fell back because the top
+ *   tier was full, where there is no room to promote to until demotion
+ *   makes some.  Neither needs a quicker look than a cold region gets.
+ *
+ * An accessed page in a region that is being passed over keeps its
+ * Accessed bit, and the next read of the region finds it: a region that
+ * turns hot is seen within smart_scan_max_skips + 1 visits.  Passing over
+ * a region costs one lookup and no scan budget (scan_size_mb counts the
+ * address space actually read).
+ *
+ * The history of a region is 16 bits (KMMSCAND_HIST_*), kept in chunks of
+ * KMMSCAND_HIST_CHUNK_REGIONS regions that are allocated on the first
+ * visit to any region they cover and held in an xarray indexed by chunk.
+ * With 4 KiB pages a chunk is 1 KiB and covers 1 GiB of address space, so
+ * the history costs 1 KiB per GiB of address space that holds scanned
+ * memory (a 2048th of the PTE tables that map it), plus one 576-byte
+ * xarray node per 64 chunks.  It belongs to the mm's slot and is freed
+ * with it.  Only the kmmscand thread reads or writes it.
+ *
+ * smart_scan=0 stops the passing over; the history is still kept, since
+ * the first-visit rule needs it.
+ */
+
+/**
+ * DOC: kmmscand and the Accessed bit of PMD entries
+ *
+ * Where the CPU sets the Accessed bit of a PMD entry that points to a PTE
+ * table whenever it walks through it (arch_has_hw_nonleaf_pmd_young(), as
+ * x86 does), a PMD entry that is still old since kmmscand cleared it says
+ * that no entry of the table beneath was loaded into the TLB meanwhile.
+ * A visit that reads a PTE table clears the bit first, under the lock of
+ * the table; a later visit that finds it still old passes over the table
+ * without reading its entries, as MGLRU's walk does.  Caveats:
+ *
+ * - Translations the TLB already holds are used without a walk, so they
+ *   set neither bit; kmmscand clears PTE Accessed bits without a flush as
+ *   well, and accepts the same blind spot for both.  A PMD entry cached in
+ *   the paging-structure caches while its bit was set lets the CPU walk to
+ *   the PTEs, and set their bits, without setting the PMD's again; MGLRU
+ *   clears the bit too, and does not always read the table then.  So the
+ *   bit can be stale, and a table is passed over for an old PMD entry at
+ *   most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row.
+ * - A PMD entry that maps a THP is a leaf: its Accessed bit is the THP's,
+ *   tested and cleared as always, and never a reason to pass over.
+ * - Secondary MMUs (KVM and other MMU notifier users) do not set the bit,
+ *   so it is not used for an mm with MMU notifiers.
+ * - Architectures without it, and x86 Xen PV guests, never use it; there
+ *   the pmd_young knob reads 0 and only takes 0.
+ *
+ * A visit passed over this way ages the region like a read that found
+ * nothing, and leaves the rest of its history alone.  With smart scan, a
+ * region whose PMD bit is stale is still read at least once every
+ * (smart_scan_max_skips + 1) * (KMMSCAND_PMD_OLD_MAX_SKIPS + 1) visits.
+ */
+
+/**
+ * DOC: kmmscand and idle mms
+ *
+ * The tasks of an mm that have not run since its last scan began cannot
+ * have set an Accessed bit in its page tables since, so a new scan of it
+ * would find nothing: kmmscand passes over the whole scan, and adapts the
+ * scan period and size as that scan would have (an idle scan, Y = 0).  It
+ * learns whether the mm ran from the same hint that MGLRU's page table
+ * walks use, which the scheduler sets when it switches to the mm and each
+ * walker tests and clears for itself (mm_usage_test_and_clear(),
+ * MM_USAGE_KMMSCAND); an mm still loaded on a CPU counts as used, since a
+ * task that never leaves its CPU is never switched to again.  What it
+ * misses is what MGLRU misses: accesses made to the memory of the mm by no
+ * task of its own, such as a kernel thread working in the mm with
+ * kthread_use_mm().  Such accesses are rare, and skip_idle_mm=0 turns the
+ * skipping off.  A scan in progress is always
+ * finished.
+ */
+
 #define pr_fmt(fmt) "kmmscand: " fmt
 
+#include <linux/bitfield.h>
 #include <linux/cpuset.h>
 #include <linux/freezer.h>
 #include <linux/hugetlb.h>
@@ -102,6 +204,7 @@
 #include <linux/swap.h>
 #include <linux/sysfs.h>
 #include <linux/threads.h>
+#include <linux/xarray.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/kmmscand.h>
@@ -268,6 +371,67 @@
  */
 #define KMMSCAND_LRU_DRAIN_MS		1000
 
+/*
+ * Smart scan, see "kmmscand region history".
+ *
+ * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
+ * row pass over a cold region: KSM's.  At the longest default period (5 s)
+ * a region that turns hot after a long cold spell is read again within
+ * 45 s, while a cold region costs a ninth of what it did.
+ */
+#define KMMSCAND_SMART_SCAN_MAX_SKIPS	8
+
+/*
+ * KMMSCAND_SMART_SCAN_SKIPS_LIMIT: the largest smart_scan_max_skips.  At
+ * the longest default period, 32 skips already leave a region that turns
+ * hot unread for almost three minutes; a longer wait would make its
+ * promotion too late to matter.
+ */
+#define KMMSCAND_SMART_SCAN_SKIPS_LIMIT	32
+
+/*
+ * The 16-bit history of a region.  A zero history is a region never
+ * visited.
+ *
+ * KMMSCAND_HIST_AGE: visits since the region was last started over,
+ * saturating.  Five bits: smart_scan_skips() reaches
+ * KMMSCAND_SMART_SCAN_SKIPS_LIMIT from age 23 on.
+ * KMMSCAND_HIST_SKIPS: visits still to pass over the region; six bits hold
+ * KMMSCAND_SMART_SCAN_SKIPS_LIMIT.
+ * KMMSCAND_HIST_PRIMED: the last read of the region found slow-tier folios
+ * and cleared their Accessed bits, so a young entry now means an access.
+ * KMMSCAND_HIST_NO_SLOW: the last read of the region found no slow-tier
+ * folio.
+ * KMMSCAND_HIST_PMD_OLD: visits in a row that passed over the PTE table of
+ * the region because its PMD entry was old; two bits hold
+ * KMMSCAND_PMD_OLD_MAX_SKIPS.
+ */
+#define KMMSCAND_HIST_AGE		GENMASK(4, 0)
+#define KMMSCAND_HIST_SKIPS		GENMASK(10, 5)
+#define KMMSCAND_HIST_PRIMED		BIT(11)
+#define KMMSCAND_HIST_NO_SLOW		BIT(12)
+#define KMMSCAND_HIST_PMD_OLD		GENMASK(14, 13)
+
+/*
+ * KMMSCAND_HIST_CHUNK_REGIONS: histories are allocated this many regions
+ * at a time: 1 KiB, which covers the 1 GiB that one PMD table maps with
+ * 4 KiB pages, so that a densely used address space wastes nothing and a
+ * sparse one at most 1 KiB per GiB it touches.
+ */
+#define KMMSCAND_HIST_CHUNK_REGIONS	512
+
+/*
+ * KMMSCAND_PMD_OLD_MAX_SKIPS: how many visits in a row may pass over a PTE
+ * table because its PMD entry is old.  The bit can be stale (see "kmmscand
+ * and the Accessed bit of PMD entries"); reading the table at least every
+ * fourth visit bounds the delay that causes, and still saves three reads
+ * in four of a cold table before smart scan takes over.
+ */
+#define KMMSCAND_PMD_OLD_MAX_SKIPS	3
+
+/* kmmscand_region.index when the cursor is in no region */
+#define KMMSCAND_NO_REGION		ULONG_MAX
+
 /* Why a page table walk stopped early; returned from kmmscand_pmd_entry() */
 #define KMMSCAND_WALK_FULL		1	/* the batch is full */
 #define KMMSCAND_WALK_YIELD		2	/* give the mmap_lock up */
@@ -318,6 +482,52 @@ struct kmmscand_scan_state {
 };
 
 /**
+ * struct kmmscand_hist_chunk - the histories of KMMSCAND_HIST_CHUNK_REGIONS
+ *	consecutive regions
+ * @region: one history per region, see KMMSCAND_HIST_*
+ */
+struct kmmscand_hist_chunk {
+	u16 region[KMMSCAND_HIST_CHUNK_REGIONS];
+};
+
+/**
+ * enum kmmscand_visit - what a visit does with a region
+ * @KMMSCAND_VISIT_PRIME: read it and only clear the Accessed bits of its
+ *	slow-tier folios
+ * @KMMSCAND_VISIT_SCAN: read it and promote the accessed slow-tier folios
+ * @KMMSCAND_VISIT_SKIP: pass over it
+ */
+enum kmmscand_visit {
+	KMMSCAND_VISIT_PRIME,
+	KMMSCAND_VISIT_SCAN,
+	KMMSCAND_VISIT_SKIP,
+};
+
+/**
+ * struct kmmscand_region - the region that the cursor of an mm is in
+ * @index: its address >> PMD_SHIFT, or KMMSCAND_NO_REGION
+ * @hist: its history; NULL if that could not be allocated
+ * @visit: what this visit does with it
+ * @reason: why it is passed over, with KMMSCAND_VISIT_SKIP
+ * @slow: a slow-tier folio was seen in it
+ * @accessed: an accessed slow-tier folio was found in it
+ * @clear_pmd: the Accessed bit of its PMD entry is to be cleared when its
+ *	PTE table is read
+ *
+ * A visit can span scan steps and VMAs: it ends when the cursor enters
+ * another region or wraps.
+ */
+struct kmmscand_region {
+	unsigned long index;
+	u16 *hist;
+	enum kmmscand_visit visit;
+	enum kmmscand_skip_reason reason;
+	bool slow;
+	bool accessed;
+	bool clear_pmd;
+};
+
+/**
  * struct kmmscand_mm_slot - kmmscand's view of one mm
  * @slot: hash and list linkage, and the mm (which the slot mmgrab()s)
  * @address: where the scan in progress, or the next one, resumes
@@ -327,8 +537,9 @@ struct kmmscand_scan_state {
  * @scanned: base pages examined by the scan in progress
  * @accessed: accessed slow-tier base pages found by the scan in progress
  * @state: the adaptive period and size
- * @primed: the whole address space has been scanned once, so an Accessed
- *	bit now means an access since kmmscand last looked
+ * @region: the region the cursor is in
+ * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
+ *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -338,7 +549,8 @@ struct kmmscand_mm_slot {
 	unsigned long scanned;
 	unsigned long accessed;
 	struct kmmscand_scan_state state;
-	bool primed;
+	struct kmmscand_region region;
+	struct xarray history;
 };
 
 /**
@@ -366,14 +578,18 @@ struct kmmscand_batch {
 /**
  * struct kmmscand_walk_ctl - state of one scan step of one mm
  * @mm: the mm
+ * @ms: its slot
  * @batch: where candidates go
  * @last_folio: the folio queued last, to queue a PTE-mapped large folio once
  * @next_addr: where a walk that stopped early resumes
  * @scanned: base pages examined
  * @accessed: accessed slow-tier base pages found
+ * @skipped: bytes of address space the walk passed over
  * @yield_reason: why the walk gave up the mmap_lock
  * @vma_skipped: test_walk rejected the VMA
- * @queue: young slow-tier folios become candidates (the mm is primed)
+ * @smart: smart_scan
+ * @max_skips: smart_scan_max_skips
+ * @pmd_young: old PMD entries let the walk pass over PTE tables
  * @off_lru: a would-be candidate was not on the LRU
  * @rate_limited: the rate limit of the target node refused a candidate
  * @resume_at: with @rate_limited, jiffies at which that node's window ends
@@ -385,14 +601,18 @@ struct kmmscand_batch {
  */
 struct kmmscand_walk_ctl {
 	struct mm_struct *mm;
+	struct kmmscand_mm_slot *ms;
 	struct kmmscand_batch *batch;
 	struct folio *last_folio;
 	unsigned long next_addr;
 	unsigned long scanned;
 	unsigned long accessed;
+	unsigned long skipped;
 	enum kmmscand_skip_reason yield_reason;
 	bool vma_skipped;
-	bool queue;
+	bool smart;
+	unsigned int max_skips;
+	bool pmd_young;
 	bool off_lru;
 	bool rate_limited;
 	unsigned long resume_at;
@@ -408,6 +628,12 @@ static bool kmmscand_scan_enabled __read_mostly = true;
 static unsigned long kmmscand_scan_sleep_ms __read_mostly = KMMSCAND_SCAN_SLEEP_MS;
 static unsigned long kmmscand_mms_to_scan __read_mostly = KMMSCAND_MMS_TO_SCAN;
 static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
+static bool kmmscand_smart_scan __read_mostly = true;
+/* Set at init where the architecture supports it */
+static bool kmmscand_pmd_young __read_mostly;
+static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
+	KMMSCAND_SMART_SCAN_MAX_SKIPS;
+static bool kmmscand_skip_idle_mm __read_mostly = true;
 static struct kmmscand_tuning kmmscand_tuning = {
 	.period_ms = {
 		.min = KMMSCAND_SCAN_PERIOD_MIN_MS,
@@ -600,6 +826,105 @@ static bool kmmscand_mpol_allows(const struct mempolicy *pol)
 	       pol->mode != MPOL_PREFERRED_MANY;
 }
 
+/**
+ * kmmscand_region_visit - decide what a visit does with a region
+ * @hist: the history of the region, updated
+ * @smart: smart_scan
+ * @max_skips: smart_scan_max_skips
+ *
+ * KSM's smart scan rule (should_skip_rmap_item()), applied to a region:
+ * every visit ages it; from SMART_SCAN_MIN_AGE on, a visit with no skips
+ * left reads the region and sets how many of the next visits pass over it
+ * (smart_scan_skips()), and a visit with skips left passes over it.  A
+ * region never visited has no age to go by and is read.  Skips left from a
+ * higher smart_scan_max_skips are cut down to the current one.
+ *
+ * Return: KMMSCAND_VISIT_SKIP to pass over the region, otherwise how to
+ * read it: KMMSCAND_VISIT_SCAN if it is primed, KMMSCAND_VISIT_PRIME if
+ * not.
+ */
+static enum kmmscand_visit kmmscand_region_visit(u16 *hist, bool smart,
+						 unsigned int max_skips)
+{
+	u16 h = *hist;
+	unsigned int age = u16_get_bits(h, KMMSCAND_HIST_AGE);
+	unsigned int skips = u16_get_bits(h, KMMSCAND_HIST_SKIPS);
+	bool skip = false;
+
+	if (smart && h) {
+		if (age < FIELD_MAX(KMMSCAND_HIST_AGE))
+			h = u16_replace_bits(h, age + 1, KMMSCAND_HIST_AGE);
+		skips = min(skips, max_skips);
+		if (age >= SMART_SCAN_MIN_AGE) {
+			skip = skips;
+			if (skip)
+				skips--;
+			else
+				skips = smart_scan_skips(age, max_skips);
+		}
+		*hist = u16_replace_bits(h, skips, KMMSCAND_HIST_SKIPS);
+	}
+
+	if (skip)
+		return KMMSCAND_VISIT_SKIP;
+	return *hist & KMMSCAND_HIST_PRIMED ? KMMSCAND_VISIT_SCAN :
+					      KMMSCAND_VISIT_PRIME;
+}
+
+/**
+ * kmmscand_region_done - record what a visit that read a region found
+ * @hist: the history of the region, updated
+ * @visit: how the region was read, KMMSCAND_VISIT_PRIME or _SCAN
+ * @slow: a slow-tier folio was seen in it
+ * @accessed: an accessed slow-tier folio was found in it
+ *
+ * A region without slow-tier memory keeps aging, and slow-tier memory that
+ * shows up in it later is primed before it counts.  A region whose
+ * slow-tier memory was just primed, or was found accessed, starts over.
+ * Otherwise the visit has aged the region already.
+ */
+static void kmmscand_region_done(u16 *hist, enum kmmscand_visit visit,
+				 bool slow, bool accessed)
+{
+	u16 h = *hist;
+
+	if (!slow) {
+		h &= ~KMMSCAND_HIST_PRIMED;
+		h |= KMMSCAND_HIST_NO_SLOW;
+	} else if (visit == KMMSCAND_VISIT_PRIME || accessed) {
+		h = KMMSCAND_HIST_PRIMED;
+	}
+	*hist = h;
+}
+
+/**
+ * kmmscand_pmd_visit - decide whether a visit reads a PTE table
+ * @hist: the history of its region, updated
+ * @young: the PMD entry pointing to the table is young
+ *
+ * Return: true to read the table, false to pass over it because no entry
+ * below the PMD entry has been used since the table was last read.  At
+ * most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row pass over it.
+ */
+static bool kmmscand_pmd_visit(u16 *hist, bool young)
+{
+	unsigned int old = u16_get_bits(*hist, KMMSCAND_HIST_PMD_OLD);
+
+	if (young || old >= KMMSCAND_PMD_OLD_MAX_SKIPS) {
+		*hist = u16_replace_bits(*hist, 0, KMMSCAND_HIST_PMD_OLD);
+		return true;
+	}
+	*hist = u16_replace_bits(*hist, old + 1, KMMSCAND_HIST_PMD_OLD);
+	return false;
+}
+
+/* Whether the CPU sets the Accessed bit of PMD entries that are not leaves */
+static bool kmmscand_pmd_young_usable(void)
+{
+	return IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) &&
+	       arch_has_hw_nonleaf_pmd_young();
+}
+
 /* Knob snapshots for the thread */
 
 static void kmmscand_read_tuning(struct kmmscand_tuning *t)
@@ -639,6 +964,8 @@ void __kmmscand_enter(struct mm_struct *mm)
 	ms->state.period_ms = t.period_ms.init;
 	ms->state.size_mb = t.size_mb.init;
 	ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.init);
+	ms->region.index = KMMSCAND_NO_REGION;
+	xa_init(&ms->history);
 
 	slot = &ms->slot;
 	mmgrab(mm);
@@ -651,7 +978,12 @@ void __kmmscand_enter(struct mm_struct *mm)
 static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 {
 	struct mm_struct *mm = ms->slot.mm;
+	struct kmmscand_hist_chunk *chunk;
+	unsigned long index;
 
+	xa_for_each(&ms->history, index, chunk)
+		kfree(chunk);
+	xa_destroy(&ms->history);
 	mm_slot_free(kmmscand_slot_cache, ms);
 	mmdrop(mm);
 }
@@ -1150,20 +1482,25 @@ static bool kmmscand_folio_wanted(struct kmmscand_walk_ctl *ctl,
 
 /*
  * An entry mapping @folio was young, and its Accessed bit is now clear.
- * Leave the access for reclaim to see, then queue the folio.
+ * Leave the access for reclaim to see, then, unless the region is being
+ * primed, count it and queue the folio.
  */
 static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 				 struct folio *folio,
 				 struct vm_area_struct *vma, unsigned long nr)
 {
+	struct kmmscand_region *r = &ctl->ms->region;
 	struct kmmscand_batch *b = ctl->batch;
 
 	folio_set_young(folio);
 	folio_clear_idle(folio);
+	if (r->visit != KMMSCAND_VISIT_SCAN)
+		return;
+	r->accessed = true;
 	ctl->accessed += nr;
 
-	/* Not before the mm is primed, and once per folio */
-	if (!ctl->queue || folio == ctl->last_folio)
+	/* Once per folio */
+	if (folio == ctl->last_folio)
 		return;
 	/* Off the LRU: isolated by someone else, or not yet added to it */
 	if (!folio_test_lru(folio)) {
@@ -1207,6 +1544,8 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 	/* NUMA hinting entries belong to NUMA balancing */
 	if (!pmd_protnone(pmde) && !is_huge_zero_pmd(pmde))
 		folio = pmd_folio(pmde);
+	if (folio && kmmscand_folio_wanted(ctl, folio))
+		ctl->ms->region.slow = true;
 	if (folio && kmmscand_folio_wanted(ctl, folio) &&
 	    folio != ctl->last_folio && kmmscand_batch_full(ctl->batch)) {
 		ctl->next_addr = addr;
@@ -1254,10 +1593,33 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 		}
 
 		ctl->scanned++;
-		if (wanted && ptep_clear_young_notify(vma, addr, pte))
+		if (!wanted)
+			continue;
+		ctl->ms->region.slow = true;
+		if (ptep_clear_young_notify(vma, addr, pte))
 			kmmscand_note_access(ctl, folio, vma, 1);
 	}
 	return 0;
+}
+
+/*
+ * Clear the Accessed bit of the PMD entry above the PTE table about to be
+ * read, once per visit of the region.  The PTE table lock is enough:
+ * pte_offset_map_lock() checked that @pmd still points to the table, and
+ * whatever replaces or frees a PTE table of a VMA under mmap_read_lock
+ * (retract_page_tables() for one) takes the lock of that table too.  The
+ * bit itself is cleared atomically, against the CPU setting it.
+ */
+static void kmmscand_clear_pmd_young(struct kmmscand_walk_ctl *ctl,
+				     struct vm_area_struct *vma,
+				     unsigned long addr, pmd_t *pmd)
+{
+	struct kmmscand_region *r = &ctl->ms->region;
+
+	if (!kmmscand_pmd_young_usable() || !r->clear_pmd)
+		return;
+	r->clear_pmd = false;
+	pmdp_test_and_clear_young(vma, addr, pmd);
 }
 
 static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
@@ -1271,6 +1633,7 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 	pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
 	if (!pte)
 		return 0;
+	kmmscand_clear_pmd_young(walk->private, walk->vma, addr, pmd);
 	/*
 	 * The RCU read-side section that pte_unmap_unlock() ends was entered
 	 * out of line, where sparse cannot see it.
@@ -1279,6 +1642,107 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 	ret = kmmscand_scan_ptes(walk->private, walk->vma, pte, addr, end);
 	pte_unmap_unlock(pte, ptl);
 	return ret;
+}
+
+/*
+ * The history of the region @index, allocating its chunk on first use.
+ * NULL if that fails: the region is then read, and primed, on every visit
+ * until a chunk can be had.
+ */
+static u16 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
+				 unsigned long index)
+{
+	unsigned long nr = index / KMMSCAND_HIST_CHUNK_REGIONS;
+	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
+	struct kmmscand_hist_chunk *chunk;
+
+	chunk = xa_load(&ms->history, nr);
+	if (!chunk) {
+		chunk = kzalloc(sizeof(*chunk), gfp);
+		if (!chunk)
+			return NULL;
+		if (xa_is_err(xa_store(&ms->history, nr, chunk, gfp))) {
+			kfree(chunk);
+			return NULL;
+		}
+	}
+	return &chunk->region[index % KMMSCAND_HIST_CHUNK_REGIONS];
+}
+
+/* The visit of the region the cursor is in ends: record what it found */
+static void kmmscand_leave_region(struct kmmscand_region *r)
+{
+	if (r->hist && r->visit != KMMSCAND_VISIT_SKIP)
+		kmmscand_region_done(r->hist, r->visit, r->slow, r->accessed);
+	r->index = KMMSCAND_NO_REGION;
+	r->hist = NULL;
+}
+
+/*
+ * A visit about to read a region whose PMD entry @pmd points to a PTE
+ * table: pass over the table if the entry is old, otherwise have its bit
+ * cleared when the table is read.  Return whether to pass over it.
+ */
+static bool kmmscand_pmd_old(struct kmmscand_walk_ctl *ctl,
+			     struct kmmscand_region *r, pmd_t *pmd)
+{
+	pmd_t pmdval = pmdp_get_lockless(pmd);
+
+	if (!ctl->pmd_young || !pmd_present(pmdval) || pmd_leaf(pmdval))
+		return false;
+	if (r->hist && !kmmscand_pmd_visit(r->hist, pmd_young(pmdval)))
+		return true;
+	r->clear_pmd = true;
+	return false;
+}
+
+static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
+				  struct kmmscand_region *r,
+				  unsigned long index, pmd_t *pmd)
+{
+	r->index = index;
+	r->slow = false;
+	r->accessed = false;
+	r->clear_pmd = false;
+	r->hist = kmmscand_hist_lookup(ctl->ms, index);
+	if (!r->hist)
+		r->visit = KMMSCAND_VISIT_PRIME;
+	else
+		r->visit = kmmscand_region_visit(r->hist, ctl->smart,
+						 ctl->max_skips);
+
+	if (r->visit == KMMSCAND_VISIT_SKIP) {
+		r->reason = *r->hist & KMMSCAND_HIST_NO_SLOW ?
+			    KMMSCAND_SKIP_NO_SLOW_TIER : KMMSCAND_SKIP_COLD;
+		count_vm_event(KMMSCAND_REGION_SKIPPED);
+	} else if (kmmscand_pmd_old(ctl, r, pmd)) {
+		r->visit = KMMSCAND_VISIT_SKIP;
+		r->reason = KMMSCAND_SKIP_PMD_OLD;
+		count_vm_event(KMMSCAND_PMD_SKIPPED);
+	}
+}
+
+/*
+ * Whether the walk passes over [@addr, @end), which lies in one region.
+ * The first part of a region that a visit reaches decides for the rest.
+ */
+static bool kmmscand_region_skipped(struct kmmscand_walk_ctl *ctl,
+				    pmd_t *pmd, unsigned long addr,
+				    unsigned long end)
+{
+	struct kmmscand_region *r = &ctl->ms->region;
+	unsigned long index = addr >> PMD_SHIFT;
+
+	if (r->index != index) {
+		kmmscand_leave_region(r);
+		kmmscand_enter_region(ctl, r, index, pmd);
+	}
+	if (r->visit != KMMSCAND_VISIT_SKIP)
+		return false;
+
+	ctl->skipped += end - addr;
+	trace_kmmscand_skip_region(ctl->mm, addr, end, r->reason);
+	return true;
 }
 
 static bool kmmscand_should_yield(struct kmmscand_walk_ctl *ctl)
@@ -1300,11 +1764,13 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	struct kmmscand_walk_ctl *ctl = walk->private;
 	int ret = 0;
 
+	if (kmmscand_region_skipped(ctl, pmd, addr, end))
+		goto next;
 	if (!kmmscand_scan_huge_pmd(pmd, addr, walk, &ret))
 		ret = kmmscand_scan_pte_table(pmd, addr, end, walk);
 	if (ret)
 		return ret;
-
+next:
 	cond_resched();
 	if (kmmscand_should_yield(ctl)) {
 		ctl->next_addr = end;
@@ -1447,8 +1913,8 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 	while (ms->scan_left) {
 		vma = find_vma(mm, ms->address);
 		if (!vma) {
+			kmmscand_leave_region(&ms->region);
 			ms->address = 0;
-			ms->primed = true;
 			return true;
 		}
 
@@ -1456,6 +1922,7 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		end = start + min(vma->vm_end - start, ms->scan_left);
 		ctl->vma_skipped = false;
 		ctl->next_addr = end;
+		ctl->skipped = 0;
 		ret = walk_page_range(mm, start, end, &kmmscand_walk_ops, ctl);
 		if (ctl->vma_skipped) {
 			ms->address = vma->vm_end;
@@ -1463,7 +1930,8 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			continue;
 		}
 
-		ms->scan_left -= ctl->next_addr - start;
+		/* What was passed over costs no budget */
+		ms->scan_left -= ctl->next_addr - start - ctl->skipped;
 		ms->address = ctl->next_addr;
 		if (ret == KMMSCAND_WALK_FULL) {
 			kmmscand_promote_batch(ctl);
@@ -1499,9 +1967,14 @@ static void kmmscand_drain_lru(void)
 }
 
 static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
-			      struct mm_struct *mm)
+			      struct kmmscand_mm_slot *ms)
 {
-	ctl->mm = mm;
+	ctl->mm = ms->slot.mm;
+	ctl->ms = ms;
+	ctl->smart = READ_ONCE(kmmscand_smart_scan);
+	ctl->max_skips = READ_ONCE(kmmscand_smart_scan_max_skips);
+	ctl->pmd_young = READ_ONCE(kmmscand_pmd_young) &&
+			 kmmscand_pmd_young_usable() && !mm_has_notifiers(ctl->mm);
 	ctl->batch = &kmmscand_batch;
 	ctl->scanned = 0;
 	ctl->accessed = 0;
@@ -1512,19 +1985,59 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	kmmscand_owner_context(ctl);
 }
 
+/*
+ * Whether a task of @mm ran since the last call, as far as the scheduler
+ * hint tells, or may be running now.  The hint is set when a CPU switches
+ * to the mm; a task that keeps its CPU (a busy process on an otherwise
+ * quiet CPU) is never switched to again, so an mm still loaded on some CPU
+ * counts as used too.  On x86 that set may include CPUs that only hold the
+ * mm lazily, which errs on the side of scanning.
+ */
+static bool kmmscand_mm_used(struct mm_struct *mm)
+{
+	if (mm_usage_test_and_clear(mm, MM_USAGE_KMMSCAND))
+		return true;
+	return !cpumask_empty(mm_cpumask(mm));
+}
+
+/*
+ * Pass over a new scan of an mm none of whose tasks ran since the last
+ * one began, see "kmmscand and idle mms".  The hint is consumed even with
+ * skip_idle_mm off, so that it is current when the knob is turned on.
+ * Return whether the scan was passed over.
+ */
+static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
+{
+	struct mm_struct *mm = ms->slot.mm;
+	struct kmmscand_tuning t;
+
+	if (ms->scan_left || kmmscand_mm_used(mm) ||
+	    !READ_ONCE(kmmscand_skip_idle_mm))
+		return false;
+
+	kmmscand_read_tuning(&t);
+	kmmscand_update_scan_state(&ms->state, 0, &t);
+	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
+	count_vm_event(KMMSCAND_MM_IDLE_SKIPPED);
+	trace_kmmscand_skip_mm(mm, ms->address,
+			       ms->address + ms->state.size_mb * SZ_1M,
+			       KMMSCAND_SKIP_MM_IDLE);
+	return true;
+}
+
 static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
 	bool done;
 
-	if (time_before(jiffies, ms->next_scan))
+	if (time_before(jiffies, ms->next_scan) || kmmscand_skip_idle(ms))
 		return;
 	/* From here on the mm cannot go through exit_mmap() under us */
 	if (!mmget_not_zero(mm))
 		return;
 
-	kmmscand_init_ctl(ctl, mm);
+	kmmscand_init_ctl(ctl, ms);
 	if (!mmap_read_trylock(mm)) {
 		trace_kmmscand_skip_range(mm, ms->address,
 					  ms->address + ms->scan_left,
@@ -1534,7 +2047,6 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 
 	if (!ms->scan_left)
 		kmmscand_begin_scan(ms);
-	ctl->queue = ms->primed;
 	done = kmmscand_walk_mm(ms, ctl);
 	kmmscand_promote_batch(ctl);
 	mmap_read_unlock(mm);
@@ -1639,6 +2151,18 @@ static ssize_t kmmscand_ulong_store(const char *buf, size_t count,
 	unsigned long val;
 
 	if (kmmscand_parse_ulong(buf, lo, hi, &val))
+		return -EINVAL;
+	mutex_lock(&kmmscand_mutex);
+	WRITE_ONCE(*knob, val);
+	mutex_unlock(&kmmscand_mutex);
+	return count;
+}
+
+static ssize_t kmmscand_bool_store(const char *buf, size_t count, bool *knob)
+{
+	unsigned long val;
+
+	if (kmmscand_parse_ulong(buf, 0, 1, &val))
 		return -EINVAL;
 	mutex_lock(&kmmscand_mutex);
 	WRITE_ONCE(*knob, val);
@@ -1891,6 +2415,75 @@ static ssize_t target_node_store(struct kobject *kobj,
 
 static struct kobj_attribute target_node_attr = __ATTR_RW(target_node);
 
+static ssize_t smart_scan_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_smart_scan));
+}
+
+static ssize_t smart_scan_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
+{
+	return kmmscand_bool_store(buf, count, &kmmscand_smart_scan);
+}
+
+static struct kobj_attribute smart_scan_attr = __ATTR_RW(smart_scan);
+
+static ssize_t smart_scan_max_skips_show(struct kobject *kobj,
+					 struct kobj_attribute *attr,
+					 char *buf)
+{
+	return sysfs_emit(buf, "%lu\n",
+			  READ_ONCE(kmmscand_smart_scan_max_skips));
+}
+
+static ssize_t smart_scan_max_skips_store(struct kobject *kobj,
+					  struct kobj_attribute *attr,
+					  const char *buf, size_t count)
+{
+	return kmmscand_ulong_store(buf, count, &kmmscand_smart_scan_max_skips,
+				    1, KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+}
+
+static struct kobj_attribute smart_scan_max_skips_attr =
+	__ATTR_RW(smart_scan_max_skips);
+
+static ssize_t pmd_young_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_pmd_young));
+}
+
+/* Where the CPU does not set the bit, only 0 is taken */
+static ssize_t pmd_young_store(struct kobject *kobj,
+			       struct kobj_attribute *attr,
+			       const char *buf, size_t count)
+{
+	unsigned long val;
+
+	if (kmmscand_parse_ulong(buf, 0, kmmscand_pmd_young_usable(), &val))
+		return -EINVAL;
+	return kmmscand_bool_store(buf, count, &kmmscand_pmd_young);
+}
+
+static struct kobj_attribute pmd_young_attr = __ATTR_RW(pmd_young);
+
+static ssize_t skip_idle_mm_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_skip_idle_mm));
+}
+
+static ssize_t skip_idle_mm_store(struct kobject *kobj,
+				  struct kobj_attribute *attr,
+				  const char *buf, size_t count)
+{
+	return kmmscand_bool_store(buf, count, &kmmscand_skip_idle_mm);
+}
+
+static struct kobj_attribute skip_idle_mm_attr = __ATTR_RW(skip_idle_mm);
+
 static struct attribute *kmmscand_attrs[] = {
 	&scan_enabled_attr.attr,
 	&scan_sleep_ms_attr.attr,
@@ -1903,6 +2496,10 @@ static struct attribute *kmmscand_attrs[] = {
 	&scan_size_max_mb_attr.attr,
 	&min_accessed_pages_attr.attr,
 	&target_node_attr.attr,
+	&smart_scan_attr.attr,
+	&smart_scan_max_skips_attr.attr,
+	&pmd_young_attr.attr,
+	&skip_idle_mm_attr.attr,
 	NULL,
 };
 
@@ -1953,6 +2550,7 @@ static int __init kmmscand_init(void)
 	kmmscand_slot_cache = KMEM_CACHE(kmmscand_mm_slot, 0);
 	if (!kmmscand_slot_cache)
 		return -ENOMEM;
+	kmmscand_pmd_young = kmmscand_pmd_young_usable();
 
 	/* Without the knobs kmmscand still runs, on its defaults */
 	err = kmmscand_sysfs_init();

@@ -25,9 +25,16 @@
  *	or freezing; the rest of the scan is deferred.
  * @KMMSCAND_SKIP_RATE_LIMITED: the promotion rate limit of the target node
  *	is spent; the rest of the scan waits for its next window.
+ * @KMMSCAND_SKIP_COLD: smart scan: the recent scans of this PMD-sized region
+ *	found no accessed slow-tier folio in it.
+ * @KMMSCAND_SKIP_NO_SLOW_TIER: smart scan: the last scan that read this
+ *	PMD-sized region found no slow-tier folio in it at all.
+ * @KMMSCAND_SKIP_PMD_OLD: the PMD entry above this PTE table is not young:
+ *	no entry below it was used since the last scan read the table.
+ * @KMMSCAND_SKIP_MM_IDLE: no task of the mm has run since its last scan
+ *	began; the whole scan is passed over.
  *
- * The values are part of the kmmscand_skip_vma and kmmscand_skip_range
- * tracepoints.
+ * The values are part of the tracepoints of the kmmscand_skip class.
  */
 enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_HUGETLB,
@@ -41,6 +48,10 @@ enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_LOCK_CONTENDED,
 	KMMSCAND_SKIP_STOPPING,
 	KMMSCAND_SKIP_RATE_LIMITED,
+	KMMSCAND_SKIP_COLD,
+	KMMSCAND_SKIP_NO_SLOW_TIER,
+	KMMSCAND_SKIP_PMD_OLD,
+	KMMSCAND_SKIP_MM_IDLE,
 };
 
 /**

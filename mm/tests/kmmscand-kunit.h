@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * KUnit tests for the pure parts of kmmscand: the adaptive scan update, the
- * knob validation and the choice of the promotion target.
+ * knob validation, the choice of the promotion target, the smart scan
+ * schedule and the region history.
  *
  * Included at the end of mm/kmmscand.c, so that the static helpers can be
  * called directly.
@@ -253,6 +254,267 @@ static void kmmscand_test_mpol_allows(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmmscand_mpol_allows(&pol));
 }
 
+/* KSM's schedule before it was shared, for ages up to its u8 limit */
+static unsigned int kmmscand_test_ksm_skip_age(unsigned int age)
+{
+	if (age <= 3)
+		return 1;
+	if (age <= 5)
+		return 2;
+	if (age <= 8)
+		return 4;
+	return 8;
+}
+
+static void kmmscand_test_skips_ksm(struct kunit *test)
+{
+	unsigned int age;
+
+	for (age = SMART_SCAN_MIN_AGE; age <= U8_MAX; age++)
+		KUNIT_EXPECT_EQ_MSG(test, smart_scan_skips(age, 8),
+				    kmmscand_test_ksm_skip_age(age),
+				    "age %u", age);
+}
+
+static void kmmscand_test_skips_doubling(struct kunit *test)
+{
+	/* Last age of each count, up to the kmmscand limit */
+	static const struct {
+		unsigned int age, skips;
+	} last[] = {
+		{ 3, 1 }, { 5, 2 }, { 8, 4 }, { 13, 8 }, { 22, 16 }, { 39, 32 },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(last); i++) {
+		KUNIT_EXPECT_EQ(test, smart_scan_skips(last[i].age, 32),
+				last[i].skips);
+		KUNIT_EXPECT_EQ(test, smart_scan_skips(last[i].age + 1, 32),
+				min(last[i].skips * 2, 32U));
+	}
+	KUNIT_EXPECT_EQ(test, smart_scan_skips(UINT_MAX, 32), 32U);
+	/* The cap cuts any step, and no cap means no skip */
+	KUNIT_EXPECT_EQ(test, smart_scan_skips(6, 3), 3U);
+	KUNIT_EXPECT_EQ(test, smart_scan_skips(100, 1), 1U);
+	KUNIT_EXPECT_EQ(test, smart_scan_skips(100, 0), 0U);
+}
+
+static void kmmscand_test_hist_encoding(struct kunit *test)
+{
+	const unsigned long fields[] = {
+		KMMSCAND_HIST_AGE, KMMSCAND_HIST_SKIPS, KMMSCAND_HIST_PRIMED,
+		KMMSCAND_HIST_NO_SLOW, KMMSCAND_HIST_PMD_OLD,
+	};
+	unsigned long all = 0;
+	unsigned int i;
+	u16 h;
+
+	/* The fields are disjoint and fit in the 16 bits of a history */
+	for (i = 0; i < ARRAY_SIZE(fields); i++) {
+		KUNIT_EXPECT_EQ(test, all & fields[i], 0UL);
+		all |= fields[i];
+	}
+	KUNIT_EXPECT_EQ(test, all & ~(unsigned long)U16_MAX, 0UL);
+
+	/* They hold the largest values the schedule needs */
+	KUNIT_EXPECT_GE(test, FIELD_MAX(KMMSCAND_HIST_SKIPS),
+			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+	KUNIT_EXPECT_EQ(test, smart_scan_skips(FIELD_MAX(KMMSCAND_HIST_AGE),
+					       KMMSCAND_SMART_SCAN_SKIPS_LIMIT),
+			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+	KUNIT_EXPECT_GE(test, FIELD_MAX(KMMSCAND_HIST_PMD_OLD),
+			KMMSCAND_PMD_OLD_MAX_SKIPS);
+
+	/* A chunk is two bytes per region, 1 KiB per GiB with 4 KiB pages */
+	KUNIT_EXPECT_EQ(test, sizeof(struct kmmscand_hist_chunk),
+			KMMSCAND_HIST_CHUNK_REGIONS * sizeof(u16));
+
+	/* Round trip of every field at its largest value */
+	h = u16_replace_bits(0, FIELD_MAX(KMMSCAND_HIST_AGE), KMMSCAND_HIST_AGE);
+	h = u16_replace_bits(h, KMMSCAND_SMART_SCAN_SKIPS_LIMIT,
+			     KMMSCAND_HIST_SKIPS);
+	h |= KMMSCAND_HIST_PRIMED;
+	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_AGE),
+			FIELD_MAX(KMMSCAND_HIST_AGE));
+	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_SKIPS),
+			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+	KUNIT_EXPECT_TRUE(test, h & KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_NO_SLOW);
+}
+
+/*
+ * Visit a region @nr times with nothing found in it, and record in @runs
+ * the lengths of the runs of visits that passed over it.  Return the
+ * number of runs.
+ */
+static unsigned int kmmscand_test_cold_runs(struct kunit *test, u16 *hist,
+					    unsigned int max_skips,
+					    unsigned int nr,
+					    unsigned int *runs,
+					    unsigned int max_runs)
+{
+	unsigned int i, n = 0, run = 0;
+	enum kmmscand_visit v;
+
+	for (i = 0; i < nr; i++) {
+		v = kmmscand_region_visit(hist, true, max_skips);
+		if (v == KMMSCAND_VISIT_SKIP) {
+			run++;
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_SCAN);
+		kmmscand_region_done(hist, v, true, false);
+		if (run && n < max_runs)
+			runs[n++] = run;
+		run = 0;
+	}
+	return n;
+}
+
+static void kmmscand_test_schedule(struct kunit *test)
+{
+	static const unsigned int ksm[] = { 1, 2, 4, 8, 8, 8 };
+	static const unsigned int limit[] = { 1, 2, 4, 8, 16, 32, 32 };
+	unsigned int runs[8], n, i;
+	enum kmmscand_visit v;
+	u16 h = 0;
+
+	/* A new region is primed, and is not aged by that */
+	v = kmmscand_region_visit(&h, true, 8);
+	KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_PRIME);
+	kmmscand_region_done(&h, v, true, true);
+	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+
+	/* Read at ages 0 to 3, then passed over for 1, 2, 4, 8, 8, ... */
+	for (i = 0; i < SMART_SCAN_MIN_AGE + 1; i++) {
+		v = kmmscand_region_visit(&h, true, 8);
+		KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_SCAN);
+		kmmscand_region_done(&h, v, true, false);
+	}
+	n = kmmscand_test_cold_runs(test, &h, 8, 60, runs, ARRAY_SIZE(ksm));
+	KUNIT_ASSERT_EQ(test, n, (unsigned int)ARRAY_SIZE(ksm));
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, runs[i], ksm[i]);
+
+	/* Up to the largest cap, through a saturated age */
+	h = KMMSCAND_HIST_PRIMED;
+	n = kmmscand_test_cold_runs(test, &h, KMMSCAND_SMART_SCAN_SKIPS_LIMIT,
+				    200, runs, ARRAY_SIZE(limit));
+	KUNIT_ASSERT_EQ(test, n, (unsigned int)ARRAY_SIZE(limit));
+	for (i = 0; i < n; i++)
+		KUNIT_EXPECT_EQ(test, runs[i], limit[i]);
+	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_AGE),
+			FIELD_MAX(KMMSCAND_HIST_AGE));
+}
+
+static void kmmscand_test_access_starts_over(struct kunit *test)
+{
+	unsigned int i;
+	enum kmmscand_visit v;
+	u16 h = KMMSCAND_HIST_PRIMED;
+
+	for (i = 0; i < 20; i++) {
+		v = kmmscand_region_visit(&h, true, 8);
+		if (v != KMMSCAND_VISIT_SKIP)
+			kmmscand_region_done(&h, v, true, false);
+	}
+	KUNIT_EXPECT_GT(test, u16_get_bits(h, KMMSCAND_HIST_AGE), 8);
+
+	/* Run the region out of skips, then find an access in it */
+	do {
+		v = kmmscand_region_visit(&h, true, 8);
+	} while (v == KMMSCAND_VISIT_SKIP);
+	kmmscand_region_done(&h, v, true, true);
+	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	for (i = 0; i < SMART_SCAN_MIN_AGE + 1; i++)
+		KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
+				KMMSCAND_VISIT_SCAN);
+}
+
+static void kmmscand_test_no_slow_tier(struct kunit *test)
+{
+	unsigned int i, skipped = 0;
+	enum kmmscand_visit v;
+	u16 h = 0;
+
+	/* No slow-tier memory: remembered, and aged like a cold region */
+	for (i = 0; i < 30; i++) {
+		v = kmmscand_region_visit(&h, true, 8);
+		if (v == KMMSCAND_VISIT_SKIP) {
+			skipped++;
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_PRIME);
+		kmmscand_region_done(&h, v, false, false);
+		KUNIT_EXPECT_TRUE(test, h & KMMSCAND_HIST_NO_SLOW);
+		KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_PRIMED);
+	}
+	KUNIT_EXPECT_GT(test, skipped, 15U);
+
+	/* Slow-tier memory shows up: primed, and the region starts over */
+	do {
+		v = kmmscand_region_visit(&h, true, 8);
+	} while (v == KMMSCAND_VISIT_SKIP);
+	KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_PRIME);
+	kmmscand_region_done(&h, v, true, true);
+	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
+			KMMSCAND_VISIT_SCAN);
+
+	/* ...and when it goes, the region must be primed again */
+	kmmscand_region_done(&h, KMMSCAND_VISIT_SCAN, false, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
+			KMMSCAND_VISIT_PRIME);
+}
+
+static void kmmscand_test_smart_scan_off(struct kunit *test)
+{
+	u16 h = u16_replace_bits(KMMSCAND_HIST_PRIMED, 20, KMMSCAND_HIST_AGE);
+	u16 before;
+
+	h = u16_replace_bits(h, 5, KMMSCAND_HIST_SKIPS);
+	before = h;
+	/* Read every time, and the history does not move */
+	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, false, 8),
+			KMMSCAND_VISIT_SCAN);
+	KUNIT_EXPECT_EQ(test, h, before);
+
+	/* Skips left from a higher cap are cut to the current one */
+	h = u16_replace_bits(h, 30, KMMSCAND_HIST_SKIPS);
+	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 2),
+			KMMSCAND_VISIT_SKIP);
+	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_SKIPS), 1);
+}
+
+static void kmmscand_test_pmd_old(struct kunit *test)
+{
+	u16 h = KMMSCAND_HIST_PRIMED, rest;
+	unsigned int i, round;
+
+	h = u16_replace_bits(h, 7, KMMSCAND_HIST_AGE);
+	h = u16_replace_bits(h, 2, KMMSCAND_HIST_SKIPS);
+	rest = h;
+
+	/* Young: read, every time */
+	for (i = 0; i < 5; i++)
+		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true));
+	KUNIT_EXPECT_EQ(test, h, rest);
+
+	/* Old: passed over at most KMMSCAND_PMD_OLD_MAX_SKIPS in a row */
+	for (round = 0; round < 3; round++) {
+		for (i = 0; i < KMMSCAND_PMD_OLD_MAX_SKIPS; i++)
+			KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
+		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, false));
+		KUNIT_EXPECT_EQ(test, h, rest);
+	}
+
+	/* A young entry resets the count */
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true));
+	KUNIT_EXPECT_EQ(test, h, rest);
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -265,6 +527,14 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_parse_target_node),
 	KUNIT_CASE(kmmscand_test_pick_node),
 	KUNIT_CASE(kmmscand_test_mpol_allows),
+	KUNIT_CASE(kmmscand_test_skips_ksm),
+	KUNIT_CASE(kmmscand_test_skips_doubling),
+	KUNIT_CASE(kmmscand_test_hist_encoding),
+	KUNIT_CASE(kmmscand_test_schedule),
+	KUNIT_CASE(kmmscand_test_access_starts_over),
+	KUNIT_CASE(kmmscand_test_no_slow_tier),
+	KUNIT_CASE(kmmscand_test_smart_scan_off),
+	KUNIT_CASE(kmmscand_test_pmd_old),
 	{}
 };
 

@@ -20,6 +20,10 @@ TRACE_DEFINE_ENUM(KMMSCAND_SKIP_LOCK_BUSY);
 TRACE_DEFINE_ENUM(KMMSCAND_SKIP_LOCK_CONTENDED);
 TRACE_DEFINE_ENUM(KMMSCAND_SKIP_STOPPING);
 TRACE_DEFINE_ENUM(KMMSCAND_SKIP_RATE_LIMITED);
+TRACE_DEFINE_ENUM(KMMSCAND_SKIP_COLD);
+TRACE_DEFINE_ENUM(KMMSCAND_SKIP_NO_SLOW_TIER);
+TRACE_DEFINE_ENUM(KMMSCAND_SKIP_PMD_OLD);
+TRACE_DEFINE_ENUM(KMMSCAND_SKIP_MM_IDLE);
 
 TRACE_DEFINE_ENUM(KMMSCAND_PROMOTED);
 TRACE_DEFINE_ENUM(KMMSCAND_PROMOTE_STALE);
@@ -42,7 +46,11 @@ TRACE_DEFINE_ENUM(KMMSCAND_PROMOTE_RATE_LIMITED);
 		{ KMMSCAND_SKIP_LOCK_BUSY,	"mmap_lock_busy" },	\
 		{ KMMSCAND_SKIP_LOCK_CONTENDED,	"mmap_lock_contended" },\
 		{ KMMSCAND_SKIP_STOPPING,	"stopping" },		\
-		{ KMMSCAND_SKIP_RATE_LIMITED,	"rate_limited" })
+		{ KMMSCAND_SKIP_RATE_LIMITED,	"rate_limited" },	\
+		{ KMMSCAND_SKIP_COLD,		"cold" },		\
+		{ KMMSCAND_SKIP_NO_SLOW_TIER,	"no_slow_tier" },	\
+		{ KMMSCAND_SKIP_PMD_OLD,	"pmd_old" },		\
+		{ KMMSCAND_SKIP_MM_IDLE,	"mm_idle" })
 
 #define kmmscand_show_result(result)					\
 	__print_symbolic(result,					\
@@ -165,6 +173,26 @@ DEFINE_EVENT(kmmscand_skip, kmmscand_skip_vma,
  * @end is the address the budget of the scan would have reached.
  */
 DEFINE_EVENT(kmmscand_skip, kmmscand_skip_range,
+	     TP_PROTO(struct mm_struct *mm, unsigned long start,
+		      unsigned long end, enum kmmscand_skip_reason reason),
+	     TP_ARGS(mm, start, end, reason)
+);
+
+/*
+ * A PMD-sized region, or the part of one inside a VMA, was passed over:
+ * its page table entries were not read.
+ */
+DEFINE_EVENT(kmmscand_skip, kmmscand_skip_region,
+	     TP_PROTO(struct mm_struct *mm, unsigned long start,
+		      unsigned long end, enum kmmscand_skip_reason reason),
+	     TP_ARGS(mm, start, end, reason)
+);
+
+/*
+ * A whole scan of an mm was passed over.  @start is where it would have
+ * begun, @end where its budget would have reached.
+ */
+DEFINE_EVENT(kmmscand_skip, kmmscand_skip_mm,
 	     TP_PROTO(struct mm_struct *mm, unsigned long start,
 		      unsigned long end, enum kmmscand_skip_reason reason),
 	     TP_ARGS(mm, start, end, reason)

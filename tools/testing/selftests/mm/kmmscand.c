@@ -18,10 +18,20 @@
  * thp_promoted_whole:       a THP hot set is promoted as THPs
  * contents_intact:          page contents survive promotion, including
  *                           writes made while pages move
+ * idle_mapping_skipped:     an untouched mapping makes the region and PMD
+ *                           skip counters grow, and a sleeping process
+ *                           the idle mm one; skip_idle_mm=0 stops that
+ * cold_region_turns_hot:    a region passed over for being cold is
+ *                           promoted within smart_scan_max_skips + 2 scan
+ *                           periods of turning hot
+ * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
+ *                           skip_idle_mm refuse bad input with EINVAL and
+ *                           keep their value
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
  * Each restores the knobs and kernel.numa_balancing it changed.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <numaif.h>
 #include <signal.h>
@@ -39,6 +49,7 @@
 
 #define KMM_DIR			"/sys/kernel/mm/kmmscand"
 #define THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
+#define COMPACT_NODE		"/sys/devices/system/node/node%d/compact"
 
 #define MIB			(1024 * 1024UL)
 
@@ -122,6 +133,42 @@
 #define EXIT_TEST_TIMEOUT_S	300
 #define KNOB_TEST_TIMEOUT_S	60
 
+/*
+ * cold_region_turns_hot pins every mm's scan period to SMART_PERIOD_MS, so
+ * that time counts visits: long enough that a scan of the test's small mm,
+ * and the promotion of the region, even on the debug kernel under TCG, are
+ * a small part of it.
+ */
+#define SMART_PERIOD_MS		2000
+/* The smart_scan_max_skips it runs with: the default, KSM's. */
+#define SMART_MAX_SKIPS		8
+/*
+ * Visits that take a cold region to its longest run of skips: after its
+ * first visit primes it, it is read at ages 0, 1, 2, 3, 5, 8 and 13, and
+ * from then on passed over SMART_MAX_SKIPS visits at a time. Two more for
+ * the scans that may run late.
+ */
+#define SMART_AGING_VISITS	18
+/* The region that goes cold then hot: one PMD-sized region or two. */
+#define SMART_REGION_SIZE	(2 * MIB)
+#define SMART_TEST_TIMEOUT_S	180
+/*
+ * How often the test wakes up while the region cools down: an mm none of
+ * whose tasks runs is passed over whole, and its regions would not age.
+ */
+#define AWAKE_POLL_US		(100 * 1000)
+
+/*
+ * idle_mapping_skipped: an untouched mapping of many regions, so that the
+ * skip counters move by many; and how long they may take to, with the fast
+ * knobs (periods of at most a second) well past the first skips.
+ */
+#define IDLE_MAP_SIZE		(64 * MIB)
+#define SKIP_GROW_TIMEOUT_MS	(60 * 1000)
+/* Idle skips to wait for, and how long skip_idle_mm=0 must stop them. */
+#define IDLE_SKIPS		3
+#define IDLE_OFF_OBSERVE_MS	(3 * 1000)
+
 /* A node number that is not online on the machines these tests run on. */
 #define ABSENT_NODE		63
 /* A node number beyond MAX_NUMNODES (1 << NODES_SHIFT, at most 1024). */
@@ -139,6 +186,10 @@ enum knob {
 	SCAN_SIZE_MAX_MB,
 	MIN_ACCESSED_PAGES,
 	TARGET_NODE,
+	SMART_SCAN,
+	SMART_SCAN_MAX_SKIPS,
+	PMD_YOUNG,
+	SKIP_IDLE_MM,
 	NR_KNOBS
 };
 
@@ -154,6 +205,10 @@ static const char * const knob_name[NR_KNOBS] = {
 	[SCAN_SIZE_MAX_MB]	= "scan_size_max_mb",
 	[MIN_ACCESSED_PAGES]	= "min_accessed_pages",
 	[TARGET_NODE]		= "target_node",
+	[SMART_SCAN]		= "smart_scan",
+	[SMART_SCAN_MAX_SKIPS]	= "smart_scan_max_skips",
+	[PMD_YOUNG]		= "pmd_young",
+	[SKIP_IDLE_MM]		= "skip_idle_mm",
 };
 
 /* An initial value and the range it is clamped to. */
@@ -179,6 +234,9 @@ enum stat {
 	MIGRATED,
 	MIGRATE_FAILED,
 	PGPROMOTE_SUCCESS,
+	REGION_SKIPPED,
+	PMD_SKIPPED,
+	MM_IDLE_SKIPPED,
 	NR_STATS
 };
 
@@ -190,6 +248,9 @@ static const char * const stat_name[NR_STATS] = {
 	[MIGRATED]		= "kmmscand_migrated",
 	[MIGRATE_FAILED]	= "kmmscand_migrate_failed",
 	[PGPROMOTE_SUCCESS]	= "pgpromote_success",
+	[REGION_SKIPPED]	= "kmmscand_region_skipped",
+	[PMD_SKIPPED]		= "kmmscand_pmd_skipped",
+	[MM_IDLE_SKIPPED]	= "kmmscand_mm_idle_skipped",
 };
 
 struct stats {
@@ -981,6 +1042,42 @@ TEST_F_TIMEOUT(kmmscand, exit_while_scanning, EXIT_TEST_TIMEOUT_S)
 	EXPECT_GT(stat_delta(&before, &after, MM_SCANS), 0);
 }
 
+/*
+ * Free blocks of 2^@order pages on @node, as /proc/buddyinfo lists them
+ * (larger blocks count as several), or -1.
+ */
+static long free_blocks(int node, unsigned int order)
+{
+	char line[512], *p, *end;
+	unsigned int o;
+	long total = 0, n;
+	FILE *fp;
+	int nid;
+
+	fp = fopen("/proc/buddyinfo", "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		p = strstr(line, "zone");
+		if (sscanf(line, "Node %d,", &nid) != 1 || nid != node || !p)
+			continue;
+		/* Skip "zone" and the zone's name to the counts per order. */
+		for (p += 4; isspace((unsigned char)*p); p++)
+			;
+		for (; *p && !isspace((unsigned char)*p); p++)
+			;
+		for (o = 0; ; o++, p = end) {
+			n = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (o >= order)
+				total += n << (o - order);
+		}
+	}
+	fclose(fp);
+	return total;
+}
+
 static bool thp_available(void)
 {
 	char buf[TIER_VALUE_LEN];
@@ -995,12 +1092,28 @@ TEST_F_TIMEOUT(kmmscand, thp_promoted_whole, PROMOTE_TEST_TIMEOUT_S)
 	struct tier_region hot;
 	unsigned long thp_before, thp_after;
 	struct stats before, after;
+	unsigned int pmd_order;
+	char compact[128];
+	long free;
 	size_t pmd;
+	bool done;
 
 	ASSERT_EQ(0, self->setup_err);
 	if (!thp_available())
 		SKIP(return, "THP unavailable");
 	pmd = read_pmd_pagesize();
+	pmd_order = ffsl(pmd / sysconf(_SC_PAGESIZE)) - 1;
+	/*
+	 * A promotion allocates each THP on the top node without compacting
+	 * (GFP_TRANSHUGE_LIGHT), and never splits it: make room first.
+	 */
+	snprintf(compact, sizeof(compact), COMPACT_NODE, self->top);
+	tier_write_str(compact, "1");
+	free = free_blocks(self->top, pmd_order);
+	TH_LOG("%ld free THP-sized blocks on node %d", free, self->top);
+	if (free >= 0 && free < THP_COUNT)
+		SKIP(return, "no room for %d THPs on node %d", THP_COUNT,
+		     self->top);
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, THP_COUNT * pmd,
 					self->slow, true));
@@ -1013,16 +1126,18 @@ TEST_F_TIMEOUT(kmmscand, thp_promoted_whole, PROMOTE_TEST_TIMEOUT_S)
 	/* Four THPs fit in the TLB: make the next accesses set Accessed */
 	ASSERT_EQ(0, tier_flush_tlb(&hot, 1));
 
-	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top, 100,
-				  &hot, 1));
+	done = wait_promoted(_metadata, &hot, self->top, 100, &hot, 1);
+	ASSERT_EQ(0, stats_read(&after));
+	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_after));
+	stats_log(_metadata, &before, &after);
+	TH_LOG("thp_migration_success +%lu, %ld free THP-sized blocks on node %d",
+	       thp_after - thp_before, free_blocks(self->top, pmd_order),
+	       self->top);
+	ASSERT_TRUE(done);
 
 	ASSERT_TRUE(check_huge_anon(hot.addr, THP_COUNT, pmd)) {
 		TH_LOG("the hot set is no longer mapped by THPs");
 	}
-	ASSERT_EQ(0, stats_read(&after));
-	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_after));
-	stats_log(_metadata, &before, &after);
-	TH_LOG("thp_migration_success +%lu", thp_after - thp_before);
 	/* Each THP moved as one folio, not split and moved page by page. */
 	EXPECT_GE(thp_after - thp_before, THP_COUNT);
 	EXPECT_TRUE(promotions_counted(_metadata, before.v[PGPROMOTE_SUCCESS],
@@ -1125,6 +1240,202 @@ TEST_F_TIMEOUT(kmmscand, contents_intact, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(done);
 
 	ASSERT_EQ(0, stamp_check(_metadata, &hot, seed, writes));
+}
+
+/* Condition for tier_wait(): a vmstat counter grew by at least some. */
+struct grow_cond {
+	enum stat stat;
+	unsigned long min;
+	unsigned long last;
+};
+
+static void grow_init(struct grow_cond *grow, enum stat stat,
+		      unsigned long by)
+{
+	grow->stat = stat;
+	grow->last = 0;
+	tier_vmstat(stat_name[stat], &grow->last);
+	grow->min = grow->last + by;
+}
+
+static bool grew(void *arg)
+{
+	struct grow_cond *grow = arg;
+
+	if (tier_vmstat(stat_name[grow->stat], &grow->last))
+		return false;
+	return grow->last >= grow->min;
+}
+
+/* A process that places @size bytes on @node, says so on @fd, and sleeps. */
+static void sleeping_child(int node, size_t size, int fd)
+{
+	struct tier_region region;
+	char ok = 1;
+
+	if (tier_alloc_on_node(&region, size, node, false))
+		_exit(CHILD_ALLOC_FAILED);
+	if (write(fd, &ok, 1) != 1)
+		_exit(CHILD_ALLOC_FAILED);
+	for (;;)
+		pause();
+}
+
+TEST_F_TIMEOUT(kmmscand, idle_mapping_skipped, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct grow_cond regions, pmds, idle;
+	struct tier_region map;
+	long pmd_young;
+	int pipefd[2];
+	unsigned long off_before, off_after;
+	pid_t pid;
+	char ok;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, knob_write(SMART_SCAN, "1"));
+	ASSERT_EQ(0, knob_write(SKIP_IDLE_MM, "1"));
+	ASSERT_EQ(0, knob_read_long(PMD_YOUNG, &pmd_young));
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&map, IDLE_MAP_SIZE, self->slow,
+					false));
+	/* Some regions of this mm are skipped for being cold... */
+	grow_init(&regions, REGION_SKIPPED,
+		  IDLE_MAP_SIZE / (2 * MIB) / 2);
+	grow_init(&pmds, PMD_SKIPPED, IDLE_MAP_SIZE / (2 * MIB) / 2);
+	ASSERT_EQ(0, daemon_resume());
+	EXPECT_TRUE(tier_wait(NULL, 0, grew, &regions, SKIP_GROW_TIMEOUT_MS));
+	TH_LOG("kmmscand_region_skipped %lu, wanted %lu", regions.last,
+	       regions.min);
+	/* ...and, where the CPU sets the bit, for an old PMD entry */
+	if (pmd_young) {
+		EXPECT_TRUE(tier_wait(NULL, 0, grew, &pmds,
+				      SKIP_GROW_TIMEOUT_MS));
+		TH_LOG("kmmscand_pmd_skipped %lu, wanted %lu", pmds.last,
+		       pmds.min);
+	}
+	/* The mapping was only looked at, never promoted */
+	EXPECT_TRUE(all_on_node(&map, self->slow));
+	tier_free(&map);
+
+	/* A process that sleeps is passed over whole */
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		sleeping_child(self->slow, CHILD_SIZE, pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &ok, 1));
+	grow_init(&idle, MM_IDLE_SKIPPED, IDLE_SKIPS);
+	EXPECT_TRUE(tier_wait(NULL, 0, grew, &idle, SKIP_GROW_TIMEOUT_MS));
+	TH_LOG("kmmscand_mm_idle_skipped %lu, wanted %lu", idle.last,
+	       idle.min);
+
+	/* skip_idle_mm=0 stops idle skips, of every mm */
+	ASSERT_EQ(0, knob_write(SKIP_IDLE_MM, "0"));
+	usleep(FAST_PERIOD_MAX_MS * 1000);
+	ASSERT_EQ(0, tier_vmstat(stat_name[MM_IDLE_SKIPPED], &off_before));
+	usleep(IDLE_OFF_OBSERVE_MS * 1000);
+	ASSERT_EQ(0, tier_vmstat(stat_name[MM_IDLE_SKIPPED], &off_after));
+	EXPECT_EQ(off_before, off_after);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/*
+ * Pin the scan period of every mm to @period_ms: init first, which the
+ * fast knobs' range holds, then the floor, then the ceiling.
+ */
+static int pin_period(long period_ms)
+{
+	int ret;
+
+	ret = knob_write_long(SCAN_PERIOD_MAX_MS, period_ms > FAST_PERIOD_MAX_MS ?
+			      period_ms : FAST_PERIOD_MAX_MS);
+	if (!ret)
+		ret = knob_write_long(MM_SCAN_PERIOD_MS, period_ms);
+	if (!ret)
+		ret = knob_write_long(SCAN_PERIOD_MIN_MS, period_ms);
+	if (!ret)
+		ret = knob_write_long(SCAN_PERIOD_MAX_MS, period_ms);
+	return ret;
+}
+
+TEST_F_TIMEOUT(kmmscand, cold_region_turns_hot, SMART_TEST_TIMEOUT_S)
+{
+	unsigned int deadline_ms = (SMART_MAX_SKIPS + 2) * SMART_PERIOD_MS;
+	struct grow_cond skipped;
+	struct tier_region region;
+	struct tier_share share;
+	double start, until;
+	bool done;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, pin_period(SMART_PERIOD_MS));
+	ASSERT_EQ(0, knob_write(SMART_SCAN, "1"));
+	ASSERT_EQ(0, knob_write_long(SMART_SCAN_MAX_SKIPS, SMART_MAX_SKIPS));
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&region, SMART_REGION_SIZE,
+					self->slow, false));
+	grow_init(&skipped, REGION_SKIPPED, 1);
+	ASSERT_EQ(0, daemon_resume());
+
+	/* Cold until it is passed over for the longest runs */
+	until = tier_now() + SMART_AGING_VISITS * SMART_PERIOD_MS / 1000.0;
+	while (tier_now() < until)
+		usleep(AWAKE_POLL_US);
+	EXPECT_TRUE(grew(&skipped));
+	TH_LOG("kmmscand_region_skipped +%lu while cold",
+	       skipped.last - skipped.min + 1);
+	ASSERT_TRUE(all_on_node(&region, self->slow));
+
+	/* Hot from now on */
+	start = tier_now();
+	tier_share_init(&share, &region, self->top, PROMOTE_PERCENT);
+	done = tier_wait(&region, 1, tier_share_reached, &share, deadline_ms);
+	TH_LOG("%lu of %lu pages on node %d after %.1f s (limit %u s)",
+	       share.last_pages, tier_nr_pages(&region), self->top,
+	       tier_now() - start, deadline_ms / 1000);
+	ASSERT_TRUE(done);
+}
+
+/* Text that a 0/1 knob refuses, beyond what every knob refuses. */
+static void check_bool_knob(struct __test_metadata *_metadata, enum knob knob)
+{
+	long value;
+
+	expect_rejected(_metadata, knob, "2", "2 (not 0 or 1)");
+	ASSERT_EQ(0, knob_read_long(knob, &value));
+	ASSERT_TRUE(value == 0 || value == 1);
+	expect_accepted_then(_metadata, knob, !value, value);
+}
+
+TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
+{
+	long pmd_young;
+
+	ASSERT_EQ(0, self->setup_err);
+	/* knobs_reject_bad_input tries text on them, as on every knob */
+	check_bool_knob(_metadata, SMART_SCAN);
+	check_bool_knob(_metadata, SKIP_IDLE_MM);
+
+	/* smart_scan_max_skips: at least one skip, at most a few dozen */
+	expect_rejected(_metadata, SMART_SCAN_MAX_SKIPS, "0", "0 skips");
+	expect_rejected(_metadata, SMART_SCAN_MAX_SKIPS, "1000000",
+			"a million skips");
+	expect_accepted_then(_metadata, SMART_SCAN_MAX_SKIPS, 1,
+			     SMART_MAX_SKIPS);
+	expect_accepted(_metadata, SMART_SCAN_MAX_SKIPS, SMART_MAX_SKIPS);
+
+	/* pmd_young takes 1 only where the CPU sets the bit: it reads 1 */
+	ASSERT_EQ(0, knob_read_long(PMD_YOUNG, &pmd_young));
+	expect_rejected(_metadata, PMD_YOUNG, "2", "2 (not 0 or 1)");
+	if (pmd_young)
+		expect_accepted_then(_metadata, PMD_YOUNG, 0, 1);
+	else
+		expect_rejected(_metadata, PMD_YOUNG, "1",
+				"1 (the CPU does not set the bit)");
 }
 
 TEST_HARNESS_MAIN
