@@ -108,6 +108,9 @@ def extract_base():
     info = base_info()
     say(f"committing the base tree (Linux {info['kernel']})")
     git("init", "-q", "-b", "base")
+    # The base is 80k loose objects: an automatic gc would repack them in
+    # the background, competing with the kernel build for the CPUs.
+    git("config", "gc.auto", "0")
     # Debian's .gitignore ignores the top level (it is its packaging
     # repository's); -f tracks the tree as shipped, byte for byte.
     git("add", "-A", "-f")
