@@ -2274,95 +2274,52 @@ static ssize_t mms_to_scan_store(struct kobject *kobj,
 
 static struct kobj_attribute mms_to_scan_attr = __ATTR_RW(mms_to_scan);
 
-static ssize_t mm_scan_period_ms_show(struct kobject *kobj,
-				      struct kobj_attribute *attr, char *buf)
+/*
+ * The six knobs of the period and size ranges share one show and one store:
+ * each attribute names its range and which end of the range it sets.
+ */
+struct kmmscand_range_attr {
+	struct kobj_attribute attr;
+	enum kmmscand_range_field field;
+	bool period;
+};
+
+static const struct kmmscand_range_attr *to_range_attr(struct kobj_attribute *attr)
 {
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_INIT, true);
+	return container_of(attr, struct kmmscand_range_attr, attr);
 }
 
-static ssize_t mm_scan_period_ms_store(struct kobject *kobj,
-				       struct kobj_attribute *attr,
-				       const char *buf, size_t count)
+static ssize_t range_knob_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
 {
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_INIT, true);
+	const struct kmmscand_range_attr *ra = to_range_attr(attr);
+
+	return kmmscand_range_show(buf, ra->field, ra->period);
 }
 
-static struct kobj_attribute mm_scan_period_ms_attr = __ATTR_RW(mm_scan_period_ms);
-
-static ssize_t scan_period_min_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
+static ssize_t range_knob_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
 {
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_MIN, true);
+	const struct kmmscand_range_attr *ra = to_range_attr(attr);
+
+	return kmmscand_range_store(buf, count, ra->field, ra->period);
 }
 
-static ssize_t scan_period_min_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MIN, true);
-}
+#define KMMSCAND_RANGE_ATTR(_name, _field, _period)			\
+	static struct kmmscand_range_attr _name##_attr = {		\
+		.attr = __ATTR(_name, 0644, range_knob_show,		\
+			       range_knob_store),			\
+		.field = _field,					\
+		.period = _period,					\
+	}
 
-static struct kobj_attribute scan_period_min_ms_attr = __ATTR_RW(scan_period_min_ms);
-
-static ssize_t scan_period_max_ms_show(struct kobject *kobj,
-				       struct kobj_attribute *attr, char *buf)
-{
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_MAX, true);
-}
-
-static ssize_t scan_period_max_ms_store(struct kobject *kobj,
-					struct kobj_attribute *attr,
-					const char *buf, size_t count)
-{
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MAX, true);
-}
-
-static struct kobj_attribute scan_period_max_ms_attr = __ATTR_RW(scan_period_max_ms);
-
-static ssize_t scan_size_mb_show(struct kobject *kobj,
-				 struct kobj_attribute *attr, char *buf)
-{
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_INIT, false);
-}
-
-static ssize_t scan_size_mb_store(struct kobject *kobj,
-				  struct kobj_attribute *attr,
-				  const char *buf, size_t count)
-{
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_INIT, false);
-}
-
-static struct kobj_attribute scan_size_mb_attr = __ATTR_RW(scan_size_mb);
-
-static ssize_t scan_size_min_mb_show(struct kobject *kobj,
-				     struct kobj_attribute *attr, char *buf)
-{
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_MIN, false);
-}
-
-static ssize_t scan_size_min_mb_store(struct kobject *kobj,
-				      struct kobj_attribute *attr,
-				      const char *buf, size_t count)
-{
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MIN, false);
-}
-
-static struct kobj_attribute scan_size_min_mb_attr = __ATTR_RW(scan_size_min_mb);
-
-static ssize_t scan_size_max_mb_show(struct kobject *kobj,
-				     struct kobj_attribute *attr, char *buf)
-{
-	return kmmscand_range_show(buf, KMMSCAND_RANGE_MAX, false);
-}
-
-static ssize_t scan_size_max_mb_store(struct kobject *kobj,
-				      struct kobj_attribute *attr,
-				      const char *buf, size_t count)
-{
-	return kmmscand_range_store(buf, count, KMMSCAND_RANGE_MAX, false);
-}
-
-static struct kobj_attribute scan_size_max_mb_attr = __ATTR_RW(scan_size_max_mb);
+KMMSCAND_RANGE_ATTR(mm_scan_period_ms, KMMSCAND_RANGE_INIT, true);
+KMMSCAND_RANGE_ATTR(scan_period_min_ms, KMMSCAND_RANGE_MIN, true);
+KMMSCAND_RANGE_ATTR(scan_period_max_ms, KMMSCAND_RANGE_MAX, true);
+KMMSCAND_RANGE_ATTR(scan_size_mb, KMMSCAND_RANGE_INIT, false);
+KMMSCAND_RANGE_ATTR(scan_size_min_mb, KMMSCAND_RANGE_MIN, false);
+KMMSCAND_RANGE_ATTR(scan_size_max_mb, KMMSCAND_RANGE_MAX, false);
 
 static ssize_t min_accessed_pages_show(struct kobject *kobj,
 				       struct kobj_attribute *attr, char *buf)
@@ -2488,12 +2445,12 @@ static struct attribute *kmmscand_attrs[] = {
 	&scan_enabled_attr.attr,
 	&scan_sleep_ms_attr.attr,
 	&mms_to_scan_attr.attr,
-	&mm_scan_period_ms_attr.attr,
-	&scan_period_min_ms_attr.attr,
-	&scan_period_max_ms_attr.attr,
-	&scan_size_mb_attr.attr,
-	&scan_size_min_mb_attr.attr,
-	&scan_size_max_mb_attr.attr,
+	&mm_scan_period_ms_attr.attr.attr,
+	&scan_period_min_ms_attr.attr.attr,
+	&scan_period_max_ms_attr.attr.attr,
+	&scan_size_mb_attr.attr.attr,
+	&scan_size_min_mb_attr.attr.attr,
+	&scan_size_max_mb_attr.attr.attr,
 	&min_accessed_pages_attr.attr,
 	&target_node_attr.attr,
 	&smart_scan_attr.attr,
