@@ -1,16 +1,36 @@
 """build/linux: the base tree as a git repository with the series on top.
 
 The base is Debian's linux-source-6.12 tarball, committed once on branch
-"base". The series is patches/series (quilt format) followed by the new
-in-tree files of this repo (the overlay). Each refresh builds the series
-commits in a private index, then moves the work tree to them with a two-tree
-read-tree, so only files whose content changed are rewritten and an
-incremental kernel build stays incremental.
+"base". On top of it, one commit per patch of patches/series (quilt format).
+Each refresh builds the series commits in a private index, then moves the
+work tree to them with a two-tree read-tree, so only files whose content
+changed are rewritten and an incremental kernel build stays incremental.
+
+New files (files the base lacks: mm/kmmscand.c, ...) live in the repo at
+their in-tree paths in their FINAL state, which is the source of truth.
+To keep the series bisectable they still enter it patch by patch:
+
+- patches/new-files names, for each new file, the one patch that
+  introduces it ("patch-name.patch: path path ..."). That patch carries no
+  hunk to the file; its commit adds the file as it is after that patch.
+- A later patch may carry ordinary hunks to a new file (a feature that
+  changes mm/kmmscand.c). The file's state after each patch is derived by
+  walking the series backwards from the repo's file and reverse-applying
+  those hunks (new_file_states()). A hunk that does not reverse-apply stops
+  the refresh, naming the patch and the file.
+- A patch before the introducing one may not touch the file.
+
+So the last commit's tree is exactly base + patches + the repo's new files,
+and every earlier commit holds the new files as they were at that point.
+A new file that no patch claims is added by a last commit "kmmscand: new
+in-tree files not yet in the series" (with a warning); `make series-check`
+refuses it.
 """
 
 import os
 import subprocess
 import tarfile
+import tempfile
 import shutil
 
 from .common import (BASE_TARBALL, BUILD, OVERLAY_ROOTS, REPO, TREE,
@@ -28,11 +48,19 @@ IDENT = {"GIT_AUTHOR_NAME": "kmmscand developers",
          "GIT_COMMITTER_DATE": "2024-12-01T00:00:00Z"}
 
 
-def git(*args, env=None, capture=True, check=True, cwd=TREE):
+def git(*args, env=None, capture=True, check=True, cwd=TREE, input_bytes=None):
     full = dict(os.environ)
     full.update(IDENT)
     if env:
         full.update(env)
+    if input_bytes is not None:
+        res = subprocess.run(["git", *args], cwd=cwd, env=full,
+                             input=input_bytes, capture_output=True,
+                             check=False)
+        if check and res.returncode != 0:
+            die(f"git {' '.join(args)} failed in {cwd}:\n"
+                f"{res.stderr.decode(errors='replace').strip()}")
+        return res.stdout.decode().strip()
     res = subprocess.run(["git", *args], cwd=cwd, env=full, text=True,
                          capture_output=capture, check=False)
     if check and res.returncode != 0:
@@ -143,6 +171,118 @@ def work_tree_dirty():
     return git("status", "--porcelain", "--untracked-files=no")
 
 
+NEW_FILES = os.path.join(PATCHES, "new-files")
+
+
+def new_file_claims():
+    """{path: patch name} from patches/new-files ("patch: path path ...")."""
+    claims = {}
+    if not os.path.exists(NEW_FILES):
+        return claims
+    names = set(series_patches())
+    with open(NEW_FILES, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            line = line.split("#", 1)[0].strip()
+            if not line:
+                continue
+            name, sep, paths = line.partition(":")
+            name = name.strip()
+            if not sep or not paths.split():
+                die(f"patches/new-files:{n}: expected 'patch-name.patch: path ...'")
+            if name not in names:
+                die(f"patches/new-files:{n}: {name} is not in patches/series")
+            for rel in paths.split():
+                if rel in claims:
+                    die(f"patches/new-files: {rel} is introduced by both "
+                        f"{claims[rel]} and {name}")
+                if not os.path.isfile(os.path.join(REPO, rel)):
+                    die(f"patches/new-files:{n}: {rel} does not exist in the repo")
+                claims[rel] = name
+    return claims
+
+
+def patch_paths(name):
+    """The paths a patch file has hunks for (its "+++ b/" or "--- a/" lines)."""
+    paths = set()
+    with open(os.path.join(PATCHES, name), encoding="utf-8",
+              errors="replace") as f:
+        for line in f:
+            if line.startswith(("+++ b/", "--- a/")):
+                paths.add(line[6:].rstrip("\n").split("\t")[0])
+    return paths
+
+
+def reverse_apply(name, rel, text):
+    """Undo patch NAME's hunks to REL on TEXT (the file after NAME)."""
+    with tempfile.TemporaryDirectory(prefix="kmm-rev-") as tmp:
+        path = os.path.join(tmp, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(text)
+        res = subprocess.run(["git", "apply", "-R", "-p1", f"--include={rel}",
+                              os.path.join(PATCHES, name)], cwd=tmp,
+                             capture_output=True, text=True, check=False)
+        if res.returncode != 0:
+            die(f"patch {name}: its hunks to the new file {rel} do not "
+                f"reverse-apply to {rel} as the later patches leave it (the "
+                f"repo's {rel}, their hunks undone):\n{res.stderr.strip()}\n"
+                "  regenerate the patch's hunks to that file from the "
+                "file's current state")
+        with open(path, "rb") as f:
+            return f.read()
+
+
+def new_file_states(names, claims):
+    """{index in names: {path: content after that patch}} for new files.
+
+    Each file starts from the repo's (final) content and walks the series
+    backwards: a patch after the introducing one that has hunks to it
+    gets the current content, and its hunks are undone for the patches
+    before; the introducing patch gets what is left.
+    """
+    states = {}
+    for rel, intro in sorted(claims.items()):
+        with open(os.path.join(REPO, rel), "rb") as f:
+            text = f.read()
+        first = names.index(intro)
+        for i in range(len(names) - 1, -1, -1):
+            touches = rel in patch_paths(names[i])
+            if i > first and touches:
+                states.setdefault(i, {})[rel] = text
+                text = reverse_apply(names[i], rel, text)
+            elif i == first:
+                if touches:
+                    die(f"patch {intro} introduces {rel} (patches/new-files) "
+                        "and must not carry hunks to it")
+                states.setdefault(i, {})[rel] = text
+            elif i < first and touches:
+                die(f"patch {names[i]} changes {rel}, which {intro} only "
+                    "introduces later (patches/new-files)")
+    return states
+
+
+def stage_file(rel, content, env):
+    """Put CONTENT at REL in the private index, with the repo file's mode."""
+    sha = git("hash-object", "-w", "--stdin", input_bytes=content)
+    mode = "100755" if os.access(os.path.join(REPO, rel), os.X_OK) else "100644"
+    git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}", env=env)
+
+
+def apply_upstream_hunks(name, skip, env):
+    """Apply patch NAME's hunks to files of the base (not to SKIP)."""
+    excludes = [f"--exclude={rel}" for rel in sorted(skip)]
+    res = subprocess.run(["git", "apply", "--cached", "-p1", *excludes,
+                          os.path.join(PATCHES, name)],
+                         cwd=TREE, env={**os.environ, **env},
+                         capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        files = [l.split("patch failed:")[-1].strip()
+                 for l in res.stderr.splitlines() if "patch failed" in l]
+        where = f" to {', '.join(files)}" if files else ""
+        die(f"patch {name} does not apply{where} on "
+            f"{base_info()['package_version']}:\n{res.stderr.strip()}")
+
+
 def build_series_commits():
     """Commit the series onto the base in a private index; return the tip."""
     index = os.path.join(TREE, ".git", "kmm-index")
@@ -151,32 +291,30 @@ def build_series_commits():
         os.remove(index)
     git("read-tree", "kmm-base", env=env)
     parent = git("rev-parse", "kmm-base")
-    for name in series_patches():
+    names = series_patches()
+    claims = new_file_claims()
+    states = new_file_states(names, claims)
+    for i, name in enumerate(names):
         path = os.path.join(PATCHES, name)
-        res = subprocess.run(["git", "apply", "--cached", "-p1", path],
-                             cwd=TREE, env={**os.environ, **env},
-                             capture_output=True, text=True, check=False)
-        if res.returncode != 0:
-            files = [l.split("patch failed:")[-1].strip()
-                     for l in res.stderr.splitlines() if "patch failed" in l]
-            where = f" to {', '.join(files)}" if files else ""
-            die(f"patch {name} does not apply{where} on "
-                f"{base_info()['package_version']}:\n{res.stderr.strip()}")
+        apply_upstream_hunks(name, claims.keys(), env)
+        for rel, content in sorted(states.get(i, {}).items()):
+            stage_file(rel, content, env)
         tree = git("write-tree", env=env)
         with open(os.path.join(TREE, ".git", "kmm-msg"), "w", encoding="utf-8") as f:
             f.write(patch_message(path))
         parent = git("commit-tree", tree, "-p", parent, "-F",
                      os.path.join(TREE, ".git", "kmm-msg"), env=env)
-    files = overlay_files()
+    files = [rel for rel in overlay_files() if rel not in claims]
     if files:
+        say("warning: new files no patch introduces (add them to "
+            f"patches/new-files): {', '.join(files)}")
         for rel in files:
-            sha = git("hash-object", "-w", os.path.join(REPO, rel))
-            mode = "100755" if os.access(os.path.join(REPO, rel), os.X_OK) else "100644"
-            git("update-index", "--add", "--cacheinfo", f"{mode},{sha},{rel}",
-                env=env)
+            with open(os.path.join(REPO, rel), "rb") as f:
+                stage_file(rel, f.read(), env)
         tree = git("write-tree", env=env)
         parent = git("commit-tree", tree, "-p", parent, "-m",
-                     "kmmscand: new in-tree files\n\n" + "\n".join(files), env=env)
+                     "kmmscand: new in-tree files not yet in the series\n\n"
+                     + "\n".join(files), env=env)
     os.remove(index)
     return parent
 
