@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree kernel kernel-release vm check run clean
+.PHONY: help deps tree kernel kernel-release vm check run bench clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -17,6 +17,12 @@ run:
 ##          last line: N passed, N failed, N skipped
 check:
 	$(KMM) check
+
+## bench    kmmscand vs NUMA balancing tiering mode on the release kernel:
+##          table, out/bench/bench.json, PNG plots (QUICK=1: ~5 min;
+##          WORKLOADS=a,c CONFIGS=numab,kmmscand to pick)
+bench:
+	$(KMM) bench $(if $(QUICK),--quick) $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(CONFIGS),--configs $(CONFIGS))
 
 ## deps     install missing Debian packages and virtme-ng (build/venv)
 deps:
@@ -38,6 +44,25 @@ kernel-release:
 vm:
 	@test -n "$(CMD)" || { echo "usage: make vm CMD='command'"; exit 2; }
 	$(KMM) vm "$(CMD)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
+
+## series   out/series/: the series as mail (git format-patch, cover letter
+##          with the benchmark table of out/bench/table.md)
+series:
+	$(KMM) series
+
+## series-check  checkpatch each mailed patch, check that git am of
+##          out/series gives the tree make kernel builds, build the kernel
+##          after each patch (build/obj-series); names the first that breaks
+series-check:
+	$(KMM) series-check
+
+## deb      installable kernel packages of the series in out/deb/
+##          (DEB_CONFIG=/boot/config-$(uname -r): your distro's config
+##          + CONFIG_KMMSCAND=y; default: the release flavour's config)
+deb:
+	$(KMM) deb $(if $(DEB_CONFIG),--config $(DEB_CONFIG))
+
+.PHONY: series series-check deb
 
 ## clean    remove build products (build/ and out/)
 clean:

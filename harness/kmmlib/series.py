@@ -1,0 +1,437 @@
+"""The series as mail: `make series`, `make series-check`, `make deb`.
+
+series        git format-patch of build/linux (kmm-base..kmmscand) into
+              out/series/, with a cover letter (summary, how to reproduce
+              the benchmark, the benchmark table of out/bench/table.md).
+series-check  checkpatch --strict on every mailed patch; `git am` of
+              out/series on the base in a clone of its own
+              (build/series-src) must give exactly the tree `make kernel`
+              builds; then the kernel is built after each patch of that
+              clone (O=build/obj-series), naming the first that breaks.
+deb           bindeb-pkg of the series (O=build/obj-deb) into out/deb/.
+
+Every build holds /tmp/kmm-heavy.lock for its own duration only, so that
+other heavy jobs can run between the steps of a long check.
+"""
+
+import fcntl
+import glob
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from . import check, kernel, tree
+from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
+                     die, ensure_dir, say)
+
+SERIES_OUT = os.path.join(OUT, "series")
+DEB_OUT = os.path.join(OUT, "deb")
+BENCH_TABLE = os.path.join(OUT, "bench", "table.md")
+BENCH_JSON = os.path.join(OUT, "bench", "bench.json")
+SRC = os.path.join(BUILD, "series-src")
+OBJ = os.path.join(BUILD, "obj-series")
+OBJ_DEB = os.path.join(BUILD, "obj-deb")
+HEAVY_LOCK = "/tmp/kmm-heavy.lock"
+COVER_SUBJECT = ("mm: kmmscand: promote hot pages from slow memory tiers "
+                 "with a scanning thread")
+# series-check builds the release flavour (no debug checkers: faster, and
+# what users run) plus the KUnit suites, so that each patch's KUnit cases
+# are compiled with it. Later assignments override the fragments'.
+SERIES_CHECK_EXTRA = """# --- series-check: compile the KUnit suites too
+CONFIG_KUNIT=y
+CONFIG_KUNIT_ALL_TESTS=n
+CONFIG_KMMSCAND_KUNIT_TEST=y
+CONFIG_NUMA_PROMOTE_LIMIT_KUNIT_TEST=y
+"""
+# What a distro config needs on top to build here and to have the series.
+DEB_EXTRA_OPTIONS = [
+    # Debian's config names certificates that only exist in its packaging.
+    ["--set-str", "SYSTEM_TRUSTED_KEYS", ""],
+    ["--set-str", "SYSTEM_REVOCATION_KEYS", ""],
+    ["--enable", "KMMSCAND"],
+]
+
+
+# ---------------------------------------------------------------- helpers
+
+def heavy_lock():
+    """An open file holding the heavy-job lock; close it to release."""
+    f = open(HEAVY_LOCK, "a", encoding="utf-8")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say(f"waiting for {HEAVY_LOCK} (another heavy job runs)")
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+def src_git(*args, check_rc=True, env=None):
+    """git in build/series-src, with the series' identity and dates."""
+    return tree.git(*args, cwd=SRC, check=check_rc, env=env)
+
+
+def mailed_patches():
+    """out/series patch files in order, without the cover letter."""
+    files = sorted(glob.glob(os.path.join(SERIES_OUT, "[0-9][0-9][0-9][0-9]-*.patch")))
+    return [f for f in files if not os.path.basename(f).startswith("0000-")]
+
+
+def fmt_time(seconds):
+    return f"{int(seconds) // 60}m{int(seconds) % 60:02d}s"
+
+
+# ---------------------------------------------------------------- series
+
+def bench_section():
+    """The cover letter's benchmark part: how to run it and its table."""
+    lines = ["Benchmark", "---------", "",
+             "To reproduce (from the kmmscand repository, on a Debian 12",
+             "machine; it builds the release kernel and runs every workload",
+             "in a two-tier QEMU VM, one node fast with the CPUs, one slow",
+             "and CPU-less):", "",
+             "  make bench          # about 30 minutes on 2 cores",
+             "  make bench QUICK=1  # about 5 minutes", "",
+             "Figures are ratios to the NUMA balancing tiering mode and oracle",
+             "runs of the same invocation, since absolute times under TCG mean",
+             "little.", ""]
+    if os.path.exists(BENCH_TABLE):
+        with open(BENCH_TABLE, encoding="utf-8") as f:
+            table = f.read().strip()
+        when = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(BENCH_TABLE)))
+        lines += [f"Results of the last run ({when}; full data in "
+                  "out/bench/bench.json):", "", table, ""]
+    else:
+        lines += ["(No benchmark table yet: out/bench/table.md does not",
+                  "exist.  Run `make bench`, then `make series` again.)", ""]
+    return "\n".join(lines)
+
+
+def cover_blurb(subjects):
+    info = base_info()
+    listing = "\n".join(f"  {i:2d}. {s}" for i, s in enumerate(subjects, 1))
+    return f"""On machines with tiered memory (CXL-attached or otherwise slower,
+CPU-less NUMA nodes), hot pages on a slow node should move to a fast one.
+NUMA balancing in tiering mode (kernel.numa_balancing=2) finds them through
+hint faults taken in the application's own context, so the application
+pays for the scan, the faults and the copies.  This series adds kmmscand, a
+kernel thread that finds them by testing and clearing PTE Accessed bits and
+promotes them with the misplaced-folio migration path, so the application
+takes no hint faults.  Its scan cost follows hot memory rather than mapped
+memory: a per-region skip history on KSM's smart scan schedule, the
+Accessed bit of non-leaf PMD entries, and skipping mms that have not run,
+from the hint MGLRU already keeps.  Promotions from both kmmscand and NUMA
+balancing obey one per-node rate limit, moved to mm/.
+
+The patches, each of which builds:
+
+{listing}
+
+Preparations (1-6): vmstat counters, pgpromote_success in every mode, the
+promotion rate limit in mm/promote_limit.c with its KUnit suite.  kmmscand
+itself (7-9).  Scan-cost optimisations (10-15): the KSM schedule helper and
+the skip counters, then one patch per optimisation with its measurements.
+Selftests, documentation and MAINTAINERS (16-20).
+
+{bench_section()}
+Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
+{info['package_version']}).  The series applies to any 6.12-based tree with
+`git am`.
+"""
+
+
+def write_cover(cover, subjects, count):
+    """Fill format-patch's cover letter placeholders."""
+    with open(cover, encoding="utf-8") as f:
+        text = f.read()
+    if "*** SUBJECT HERE ***" not in text or "*** BLURB HERE ***" not in text:
+        die(f"{cover}: git format-patch wrote no placeholders to fill")
+    text = text.replace("*** SUBJECT HERE ***", COVER_SUBJECT)
+    text = text.replace("*** BLURB HERE ***", cover_blurb(subjects))
+    with open(cover, "w", encoding="utf-8") as f:
+        f.write(text)
+    say(f"out/series: cover letter and {count} patches")
+
+
+def unclaimed_files():
+    """New files in the repo that no patch introduces (patches/new-files)."""
+    claims = tree.new_file_claims()
+    return [rel for rel in tree.overlay_files() if rel not in claims]
+
+
+def series_tip():
+    """build/linux refreshed; the commit of the series' last patch.
+
+    New files no patch introduces are committed after the series by
+    `make tree` (so make kernel and make check see them); they are not part
+    of the mail, and series-check fails until a patch introduces them.
+    """
+    tip = tree.refresh()
+    loose = unclaimed_files()
+    if loose:
+        say("warning: out/series leaves out new files no patch introduces "
+            f"(name them in patches/new-files): {', '.join(loose)}")
+        tip = tree.git("rev-parse", f"{tip}^")
+    return tip
+
+
+def export():
+    """make series: out/series/ from build/linux's kmmscand branch."""
+    tip = series_tip()
+    ensure_dir(SERIES_OUT)
+    for old in glob.glob(os.path.join(SERIES_OUT, "*.patch")):
+        os.remove(old)
+    files = tree.git("format-patch", "--numbered", "--cover-letter",
+                     "--no-signature", "-o", SERIES_OUT,
+                     f"kmm-base..{tip}").split("\n")
+    files = [f for f in files if f]
+    if not files:
+        die("git format-patch wrote nothing: is the series empty?")
+    subjects = [tree.patch_subject(os.path.join(tree.PATCHES, n))
+                for n in tree.series_patches()]
+    if len(files) != len(subjects) + 1:
+        die(f"git format-patch wrote {len(files) - 1} patches for the "
+            f"{len(subjects)} of patches/series; run `make tree`")
+    write_cover(files[0], subjects, len(subjects))
+    return tip
+
+
+# ---------------------------------------------------------------- checks
+
+def checkpatch_mailed(rules):
+    """checkpatch --strict on each mailed patch; [(file, findings)]."""
+    names = tree.series_patches()
+    bad = []
+    for i, path in enumerate(mailed_patches()):
+        # Exceptions are written for patches/NAME; patch i is names[i].
+        name_rules = [(f.replace(f"patches/{names[i]}",
+                                 os.path.relpath(path, REPO)), t)
+                      for f, t in rules]
+        found = check.checkpatch(path, False, name_rules)
+        mark = "clean" if not found else f"{len(found)} finding(s)"
+        say(f"checkpatch {os.path.basename(path)}: {mark}")
+        if found:
+            bad.append((os.path.basename(path), found))
+    return bad
+
+
+def ensure_src():
+    """build/series-src: a clone of build/linux, at the base, clean."""
+    if not os.path.isdir(os.path.join(SRC, ".git")):
+        say(f"cloning the base into {os.path.relpath(SRC, REPO)}")
+        res = subprocess.run(["git", "clone", "-q", "--shared", "-n",
+                              tree.TREE, SRC], capture_output=True, text=True,
+                             check=False)
+        if res.returncode != 0:
+            die(f"git clone of {tree.TREE} failed:\n{res.stderr.strip()}")
+        src_git("config", "gc.auto", "0")
+    src_git("fetch", "-q", tree.TREE, "+refs/tags/kmm-base:refs/tags/kmm-base")
+    src_git("am", "--abort", check_rc=False)
+    src_git("checkout", "-q", "-f", "--detach", "kmm-base")
+    src_git("clean", "-q", "-f", "-d")
+
+
+def am_series(want_tree):
+    """git am out/series on the base; the tree must be the one we build."""
+    ensure_src()
+    patches = mailed_patches()
+    res = subprocess.run(["git", "am", "-q", *patches], cwd=SRC,
+                         env={**os.environ, **tree.IDENT}, capture_output=True,
+                         text=True, check=False)
+    if res.returncode != 0:
+        src_git("am", "--abort", check_rc=False)
+        die(f"git am of out/series on the base failed:\n"
+            f"{(res.stdout + res.stderr).strip()}")
+    got = src_git("rev-parse", "HEAD^{tree}")
+    want = tree.git("rev-parse", f"{want_tree}^{{tree}}")
+    if got != want:
+        diff = src_git("diff", "--stat", "HEAD", want, check_rc=False)
+        die(f"git am of out/series gives tree {got[:12]}, but make kernel "
+            f"builds {want[:12]}:\n{diff}")
+    say(f"git am of out/series on the base: tree {got[:12]}, identical to "
+        "the one make kernel builds")
+    return src_git("rev-list", "--reverse", "kmm-base..HEAD").split()
+
+
+def step_make(args, log, what, lock=True):
+    """One make in build/series-src under the heavy lock; output to log."""
+    env = {**os.environ, **kernel.make_env()}
+    cc = "ccache gcc" if shutil.which("ccache") else "gcc"
+    jobs = str(os.cpu_count() or 1)
+    cmd = ["make", "-C", SRC, f"-j{jobs}", "ARCH=x86_64", f"CC={cc}", *args]
+    lockf = heavy_lock() if lock else None
+    try:
+        with open(log, "a", encoding="utf-8") as logf:
+            logf.write("$ " + " ".join(cmd) + "\n")
+            logf.flush()
+            proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+            prog = Progress(what)
+            compiled = 0
+            for line in proc.stdout:
+                logf.write(line)
+                if line.startswith("  CC "):
+                    compiled += 1
+                    prog.update(f"{compiled} objects compiled")
+            rc = proc.wait()
+    finally:
+        if lockf:
+            lockf.close()
+    return rc, compiled
+
+
+def build_errors(log):
+    with open(log, encoding="utf-8", errors="replace") as f:
+        lines = f.readlines()
+    hits = [l for l in lines if re.search(r"error|undefined reference", l, re.I)]
+    return "".join(hits[-15:] or lines[-15:])
+
+
+def configure_step(log):
+    """allnoconfig + release fragments + KUnit, at this step's Kconfig."""
+    ensure_dir(OBJ)
+    frag = os.path.join(OBJ, "kmm.config")
+    with open(frag, "w", encoding="utf-8") as f:
+        f.write(kernel.fragment_text("release") + "\n" + SERIES_CHECK_EXTRA)
+    rc, _ = step_make([f"O={OBJ}", "KCONFIG_ALLCONFIG=kmm.config",
+                       "allnoconfig"], log, "configuring", lock=False)
+    if rc != 0:
+        die(f"make allnoconfig failed; see {log}\n{build_errors(log)}")
+
+
+def check_final_config():
+    """At the last step every fragment option must have taken."""
+    have = {}
+    with open(os.path.join(OBJ, ".config"), encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^(CONFIG_\w+)=(.*)$", line.strip())
+            if m:
+                have[m.group(1)] = m.group(2)
+    want = kernel.wanted_options(kernel.fragment_text("release") +
+                                 SERIES_CHECK_EXTRA)
+    bad = [f"{o}={v} (got {have.get(o, 'n')})" for o, v in want.items()
+           if have.get(o, "n") != v]
+    if bad:
+        die("series-check config: options that did not take at the last "
+            "patch:\n  " + "\n  ".join(bad))
+
+
+def build_each(commits):
+    """Build the kernel after each patch; stop at the first that breaks."""
+    names = tree.series_patches()
+    mailed = [os.path.basename(p) for p in mailed_patches()]
+    log = os.path.join(LOGS, "series-check.log")
+    ensure_dir(LOGS)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write(f"== {base_line()}\n")
+    times = []
+    for i, commit in enumerate(commits):
+        label = f"[{i + 1}/{len(commits)}] {names[i]}"
+        src_git("checkout", "-q", "-f", "--detach", commit)
+        start = time.time()
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"\n== {label} ({commit[:12]})\n")
+        configure_step(log)
+        if i == len(commits) - 1:
+            check_final_config()
+        rc, compiled = step_make([f"O={OBJ}", "bzImage"], log,
+                                 f"{label}: building")
+        took = time.time() - start
+        if rc != 0:
+            die(f"the kernel does not build after patch {i + 1}, "
+                f"{names[i]} (out/series/{mailed[i]}); see {log}\n"
+                f"{build_errors(log)}")
+        times.append(took)
+        say(f"{label}: builds ({compiled} objects, {fmt_time(took)})")
+    return times
+
+
+def series_check():
+    """make series-check: checkpatch, git am equality, a build per patch."""
+    tip = export()
+    problems = []
+    say("checkpatch --strict on every patch of out/series")
+    for name, found in checkpatch_mailed(check.load_exceptions()):
+        problems.append(f"checkpatch {name}:\n    " + "\n    ".join(found))
+    loose = unclaimed_files()
+    if loose:
+        problems.append("the tree make kernel builds also holds new files "
+                        "that no patch introduces: " + ", ".join(loose))
+    commits = am_series(tip)
+    if len(commits) != len(tree.series_patches()):
+        die(f"git am made {len(commits)} commits for "
+            f"{len(tree.series_patches())} patches")
+    times = build_each(commits)
+    say(f"every prefix of the series builds: {len(times)} builds, "
+        f"{fmt_time(sum(times))} in all, longest {fmt_time(max(times))}")
+    if problems:
+        die("series-check: " + "\n".join(problems))
+    say("series-check: passed")
+    return 0
+
+
+# ---------------------------------------------------------------- deb
+
+def deb_configure(base_config, log):
+    """obj-deb/.config: the given config + the series, or the release one."""
+    ensure_dir(OBJ_DEB)
+    if base_config:
+        if not os.path.isfile(base_config):
+            die(f"DEB_CONFIG={base_config}: no such file")
+        shutil.copy(base_config, os.path.join(OBJ_DEB, ".config"))
+        cfg = os.path.join(SRC, "scripts", "config")
+        for opt in DEB_EXTRA_OPTIONS:
+            subprocess.run([cfg, "--file", os.path.join(OBJ_DEB, ".config"),
+                            *opt], check=True)
+        target = ["olddefconfig"]
+        say(f"configuring from {base_config} + CONFIG_KMMSCAND=y (olddefconfig)")
+    else:
+        with open(os.path.join(OBJ_DEB, "kmm.config"), "w",
+                  encoding="utf-8") as f:
+            f.write(kernel.fragment_text("release"))
+        target = ["KCONFIG_ALLCONFIG=kmm.config", "allnoconfig"]
+        say("configuring the release flavour (allnoconfig + "
+            "harness/config/{base,release,feature}.config)")
+    rc, _ = step_make([f"O={OBJ_DEB}", *target], log, "configuring",
+                      lock=False)
+    if rc != 0:
+        die(f"configuring the deb kernel failed; see {log}\n{build_errors(log)}")
+    with open(os.path.join(OBJ_DEB, ".config"), encoding="utf-8") as f:
+        if "CONFIG_KMMSCAND=y\n" not in f.read():
+            die("CONFIG_KMMSCAND=y did not take in the deb config (it needs "
+                "NUMA, MIGRATION and NUMA_BALANCING)")
+
+
+def deb(base_config=None):
+    """make deb: bindeb-pkg of the series into out/deb/."""
+    tip = export()
+    am_series(tip)
+    log = os.path.join(LOGS, "deb.log")
+    ensure_dir(LOGS)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write(f"== {base_line()}\n")
+    deb_configure(base_config, log)
+    # bindeb-pkg writes the packages next to the object directory.
+    for old in glob.glob(os.path.join(os.path.dirname(OBJ_DEB), "*.deb")):
+        os.remove(old)
+    start = time.time()
+    rc, compiled = step_make([f"O={OBJ_DEB}", "LOCALVERSION=-kmmscand",
+                              "KDEB_PKGVERSION=" + base_info()["kernel"] +
+                              "-kmmscand1", "bindeb-pkg"], log,
+                             "building the deb packages")
+    if rc != 0:
+        die(f"make bindeb-pkg failed (exit {rc}); see {log}\n{build_errors(log)}")
+    debs = glob.glob(os.path.join(os.path.dirname(OBJ_DEB), "*.deb"))
+    if not debs:
+        die(f"make bindeb-pkg wrote no .deb next to {OBJ_DEB}; see {log}")
+    ensure_dir(DEB_OUT)
+    for old in glob.glob(os.path.join(DEB_OUT, "*.deb")):
+        os.remove(old)
+    for path in sorted(debs):
+        shutil.move(path, os.path.join(DEB_OUT, os.path.basename(path)))
+        size = os.path.getsize(os.path.join(DEB_OUT, os.path.basename(path)))
+        say(f"out/deb/{os.path.basename(path)} ({size / 1e6:.1f} MB)")
+    say(f"deb packages built in {fmt_time(time.time() - start)} "
+        f"({compiled} objects compiled)")
+    return 0
