@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree kernel kernel-release vm check run bench clean
+.PHONY: help deps tree kernel kernel-release vm check run clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -17,12 +17,6 @@ run:
 ##          last line: N passed, N failed, N skipped
 check:
 	$(KMM) check
-
-## bench    kmmscand vs NUMA balancing tiering mode on the release kernel:
-##          table, out/bench/bench.json, PNG plots (QUICK=1: ~5 min;
-##          WORKLOADS=a,c CONFIGS=numab,kmmscand to pick)
-bench:
-	$(KMM) bench $(if $(QUICK),--quick) $(if $(WORKLOADS),--workloads $(WORKLOADS)) $(if $(CONFIGS),--configs $(CONFIGS))
 
 ## deps     install missing Debian packages and virtme-ng (build/venv)
 deps:
