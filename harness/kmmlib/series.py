@@ -128,11 +128,12 @@ The patches, each of which builds:
 
 {listing}
 
-Preparations (1-6): vmstat counters, pgpromote_success in every mode, the
-promotion rate limit in mm/promote_limit.c with its KUnit suite.  kmmscand
-itself (7-9).  Scan-cost optimisations (10-15): the KSM schedule helper and
-the skip counters, then one patch per optimisation with its measurements.
-Selftests, documentation and MAINTAINERS (16-20).
+First the preparations (vmstat counters, pgpromote_success in every mode,
+the promotion rate limit in mm/promote_limit.c with its KUnit suite), then
+kmmscand itself, its hooks and its use of the rate limit, then the
+scan-cost optimisations (the KSM schedule helper and the skip counters,
+then one patch per optimisation, with its measurements), and last the
+selftests, the documentation and MAINTAINERS.
 
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
