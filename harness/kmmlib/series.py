@@ -67,6 +67,19 @@ def heavy_lock():
     return f
 
 
+def src_lock():
+    """Held by series-check and deb: both drive build/series-src."""
+    ensure_dir(BUILD)
+    f = open(os.path.join(BUILD, "series-src.lock"), "a", encoding="utf-8")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.close()
+        die("another make series-check or make deb is using "
+            "build/series-src; wait for it to finish")
+    return f
+
+
 def src_git(*args, check_rc=True, env=None):
     """git in build/series-src, with the series' identity and dates."""
     return tree.git(*args, cwd=SRC, check=check_rc, env=env)
@@ -350,6 +363,7 @@ def build_each(commits):
 
 def series_check():
     """make series-check: checkpatch, git am equality, a build per patch."""
+    lock = src_lock()
     tip = export()
     problems = []
     say("checkpatch --strict on every patch of out/series")
@@ -369,6 +383,7 @@ def series_check():
     if problems:
         die("series-check: " + "\n".join(problems))
     say("series-check: passed")
+    lock.close()
     return 0
 
 
@@ -406,6 +421,7 @@ def deb_configure(base_config, log):
 
 def deb(base_config=None):
     """make deb: bindeb-pkg of the series into out/deb/."""
+    lock = src_lock()
     tip = export()
     am_series(tip)
     log = os.path.join(LOGS, "deb.log")
@@ -435,4 +451,5 @@ def deb(base_config=None):
         say(f"out/deb/{os.path.basename(path)} ({size / 1e6:.1f} MB)")
     say(f"deb packages built in {fmt_time(time.time() - start)} "
         f"({compiled} objects compiled)")
+    lock.close()
     return 0
