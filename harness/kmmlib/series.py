@@ -144,8 +144,8 @@ The patches, each of which builds:
 First the preparations (vmstat counters, pgpromote_success in every mode,
 the promotion rate limit in mm/promote_limit.c with its KUnit suite), then
 kmmscand itself, its hooks and its use of the rate limit, then the
-scan-cost optimisations (the KSM schedule helper and the skip counters,
-then one patch per optimisation, with its measurements), and last the
+scan-cost optimisations (the KSM schedule helper, then one patch per
+optimisation with its knob, counter and measurements), and last the
 selftests, the documentation and MAINTAINERS.
 
 {bench_section()}
