@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree kernel kernel-release vm check run clean
+.PHONY: help deps tree kernel kernel-release vm check stress run clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -17,6 +17,11 @@ run:
 ##          last line: N passed, N failed, N skipped
 check:
 	$(KMM) check
+
+## stress   the kmmscand stress suite in the VM, debug kernel, for
+##          STRESS_SECONDS (default 300); prints its figures and splats
+stress:
+	$(KMM) stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS))
 
 ## deps     install missing Debian packages and virtme-ng (build/venv)
 deps:

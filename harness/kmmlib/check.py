@@ -25,6 +25,8 @@ KSELFTESTS = [
     ("numa_tiering", 600),
     ("kmmscand", 900),
     ("promote_rate_limit", 900),
+    # The bounded form of the stress suite: about 80 s under TCG.
+    ("kmmscand_stress", 600),
 ]
 # The whole VM run: boot, every test's timeout, and margin for the rest.
 VM_MARGIN = 300
