@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree kernel kernel-release vm check stress run clean
+.PHONY: help deps tree kernel kernel-release vm check stress run bench clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -22,6 +22,14 @@ check:
 ##          STRESS_SECONDS (default 300); prints its figures and splats
 stress:
 	$(KMM) stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS))
+
+## bench    kmmscand vs NUMA balancing tiering mode on the release kernel:
+##          table, out/bench/bench.json, PNG plots (QUICK=1: ~5 min;
+##          WORKLOADS=a,c CONFIGS=numab,kmmscand to pick; KERNEL=bzImage
+##          to measure a given kernel as it is)
+bench:
+	$(KMM) bench $(if $(QUICK),--quick) $(if $(WORKLOADS),--workloads $(WORKLOADS)) \
+		$(if $(CONFIGS),--configs $(CONFIGS)) $(if $(KERNEL),--kernel $(KERNEL))
 
 ## deps     install missing Debian packages and virtme-ng (build/venv)
 deps:

@@ -31,6 +31,8 @@ APT_PACKAGES = {
 }
 
 VIRTME_NG = "virtme-ng==1.42"
+# make bench's plots; installed into the venv on first use.
+MATPLOTLIB = "matplotlib==3.9.2"
 
 
 def have_ensurepip():
@@ -84,3 +86,17 @@ def ensure():
     if pkgs:
         install_apt(pkgs)
     install_venv()
+
+
+def ensure_plotting():
+    """matplotlib in the venv, for make bench's PNG plots."""
+    ensure()
+    python = os.path.join(VENV, "bin", "python")
+    probe = subprocess.run([python, "-c", "import matplotlib"],
+                           capture_output=True, check=False)
+    if probe.returncode == 0:
+        return
+    log = os.path.join(LOGS, "deps.log")
+    say(f"installing {MATPLOTLIB} into {VENV}")
+    run([os.path.join(VENV, "bin", "pip"), "install", "-q", MATPLOTLIB],
+        log=log, what=f"pip install {MATPLOTLIB}")

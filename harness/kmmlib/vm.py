@@ -124,7 +124,10 @@ class Result:
 
 def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
          label="VM", extra_append=()):
-    """Boot image, run guest_cmd, return a Result (status None: no exit)."""
+    """Boot image, run guest_cmd, return a Result (status None: no exit).
+
+    echo: True prints the guest command's output; a callable gets each line.
+    """
     if not os.path.exists(image):
         die(f"no kernel image at {image}: run `make kernel` first")
     if not os.path.exists(vng_path()):
@@ -166,7 +169,10 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
             logf.write(line)
             logf.flush()
             if echo and line.startswith(OUT_MARK):
-                print(line[len(OUT_MARK):], end="", flush=True)
+                if callable(echo):
+                    echo(line[len(OUT_MARK):])
+                else:
+                    print(line[len(OUT_MARK):], end="", flush=True)
         if timed_out:
             os.killpg(proc.pid, 9)
         proc.wait()

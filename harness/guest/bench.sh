@@ -1,0 +1,83 @@
+#!/bin/sh
+# Runs inside the two-tier VM: make bench.  Reads a plan, one run a line:
+#   <config> <workload> <rate_limit_mbps|-> <tierbench arguments...>
+# and for each sets the configuration up, runs the workload and brackets
+# its output with "B <config> <workload>" and "E <status>" lines, which the
+# host parses (harness/kmmlib/bench.py).
+#
+# usage: bench.sh TIERBENCH PLAN_FILE
+bin=$1
+plan=$2
+kmm=/sys/kernel/mm/kmmscand
+rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
+knobs="smart_scan pmd_young skip_idle_mm"
+
+die() {
+	echo "bench.sh: $*"
+	exit 2
+}
+
+[ -x "$bin" ] || die "no workload binary at $bin"
+[ -r "$plan" ] || die "no plan at $plan"
+[ -d $kmm ] || die "this kernel has no kmmscand (CONFIG_KMMSCAND=n?)"
+
+# The defaults, to return to before every run.
+for k in $knobs; do
+	eval "default_$k=$(cat $kmm/$k)"
+done
+default_rate=$(cat $rate)
+# Tiering as administrators run it: demotion on, so promotion into a full
+# fast node can make room by demoting cold pages.
+echo 1 >/sys/kernel/mm/numa/demotion_enabled || die "cannot enable demotion"
+
+reset_config() {
+	sysctl -qw kernel.numa_balancing=0
+	echo 0 >$kmm/scan_enabled
+	for k in $knobs; do
+		eval "echo \$default_$k" >$kmm/$k
+	done
+	echo "$default_rate" >$rate
+}
+
+# Sets configuration $1 up; prints the tierbench flags it adds.
+set_config() {
+	case $1 in
+	none|oracle) ;;
+	numab) sysctl -qw kernel.numa_balancing=2 ;;
+	kmmscand) echo 1 >$kmm/scan_enabled ;;
+	kmm-no-smart-scan)
+		echo 0 >$kmm/smart_scan
+		echo 1 >$kmm/scan_enabled ;;
+	kmm-no-pmd-young)
+		echo 0 >$kmm/pmd_young
+		echo 1 >$kmm/scan_enabled ;;
+	kmm-no-idle-skip)
+		echo 0 >$kmm/skip_idle_mm
+		echo 1 >$kmm/scan_enabled ;;
+	kmm-all-off)
+		for k in $knobs; do
+			echo 0 >$kmm/$k
+		done
+		echo 1 >$kmm/scan_enabled ;;
+	*) die "unknown configuration $1" ;;
+	esac
+}
+
+echo "tiers: $(for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
+	printf '%s=%s ' "${t##*/}" "$(cat "$t/nodelist")"; done)"
+while read -r config workload limit args; do
+	case $config in ''|'#'*) continue ;; esac
+	reset_config
+	# Let the previous run's memory be freed and the node settle.
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	set_config "$config"
+	[ "$limit" = "-" ] || echo "$limit" >$rate
+	flags=
+	[ "$config" = oracle ] && flags=-o
+	echo "B $config $workload"
+	# shellcheck disable=SC2086 # the arguments are split on purpose
+	"$bin" $args $flags </dev/null
+	echo "E $?"
+done <"$plan"
+reset_config
