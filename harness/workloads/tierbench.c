@@ -67,6 +67,8 @@ struct worker_pub {
 	volatile int ready;
 	char *volatile base;
 	volatile unsigned long ops;
+	/* CPU time spent during the run (not placing memory), seconds */
+	volatile double sys_s, user_s;
 };
 
 struct shared {
@@ -237,6 +239,11 @@ static char *place_memory(const size_t *order)
 
 /* ---- worker ---- */
 
+static double tv_diff(const struct timeval *a, const struct timeval *b)
+{
+	return (a->tv_sec - b->tv_sec) + (a->tv_usec - b->tv_usec) / 1e6;
+}
+
 static size_t hot_page(const size_t *order, const double *cdf, size_t npages,
 		       double t, uint64_t *x)
 {
@@ -264,6 +271,7 @@ static void worker(int id)
 	struct worker_pub *me = &sh->w[id];
 	char *base = place_memory(order);
 	unsigned long ops = 0;
+	struct rusage r0, r1;
 
 	me->base = base;
 	me->pid = getpid();
@@ -271,6 +279,7 @@ static void worker(int id)
 	me->ready = 1;
 	while (!sh->go)
 		usleep(1000);
+	getrusage(RUSAGE_SELF, &r0);
 	while (!sh->stop) {
 		double t = now() - sh->t0;
 		int i;
@@ -283,6 +292,9 @@ static void worker(int id)
 		ops += BATCH;
 		me->ops = ops;
 	}
+	getrusage(RUSAGE_SELF, &r1);
+	me->sys_s = tv_diff(&r1.ru_stime, &r0.ru_stime);
+	me->user_s = tv_diff(&r1.ru_utime, &r0.ru_utime);
 	exit(0);
 }
 
@@ -511,8 +523,8 @@ static void phase_convergence(const struct sample *s, int n, double *t50,
 }
 
 static void print_result(const struct sample *s, int n, double kcpu,
-			 const struct rusage *ru, unsigned long hint_faults,
-			 unsigned long demoted)
+			 double app_sys, double app_user,
+			 unsigned long hint_faults, unsigned long demoted)
 {
 	double t50 = crossing(s, n, 0, 50), t90 = crossing(s, n, 0, 90);
 	double peak = 0, last_t = s[n - 1].t, tail_from = last_t * 0.75;
@@ -544,9 +556,7 @@ static void print_result(const struct sample *s, int n, double kcpu,
 	       (s[n - 1].ops - s[tail].ops) / (last_t - s[tail].t) : 0,
 	       promoted, promoted * (double)psz / MIB,
 	       t_active > 0 ? promoted * (double)psz / MIB / t_active : 0,
-	       peak, s[n - 1].ptes, kcpu,
-	       ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6,
-	       ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6,
+	       peak, s[n - 1].ptes, kcpu, app_sys, app_user,
 	       hint_faults, pingpong, demoted);
 }
 
@@ -584,8 +594,7 @@ static void run(void)
 	size_t npages = o.size / psz;
 	struct sample *s = xmalloc(MAX_SAMPLES * sizeof(*s));
 	unsigned long p0, pt0, hf0, dm0;
-	double k0, next;
-	struct rusage ru;
+	double k0, next, app_sys = 0, app_user = 0;
 	int n = 0, w;
 
 	if (o.fill_leave_mib >= 0)
@@ -620,10 +629,12 @@ static void run(void)
 			break;
 	}
 	sh->stop = 1;
-	for (w = 0; w < o.workers; w++)
+	for (w = 0; w < o.workers; w++) {
 		waitpid(sh->w[w].pid, NULL, 0);
-	getrusage(RUSAGE_CHILDREN, &ru);
-	print_result(s, n, kthread_cpu("kmmscand") - k0, &ru,
+		app_sys += sh->w[w].sys_s;
+		app_user += sh->w[w].user_s;
+	}
+	print_result(s, n, kthread_cpu("kmmscand") - k0, app_sys, app_user,
 		     vmstat("numa_hint_faults") - hf0, vmstat("pgdemote_") - dm0);
 }
 
