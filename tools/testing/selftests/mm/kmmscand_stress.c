@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/magic.h>
 #include <numaif.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -119,6 +120,12 @@
 #define CHURN_WORKERS		3
 #define KSM_WORKERS		2
 #define SHARED_WORKERS		3
+/*
+ * shmem_and_file: a worker punches a hole of this many pages (a few
+ * folios' worth) in one pass out of this many, the others only read.
+ */
+#define SHARED_HOLE_PAGES	16
+#define SHARED_PUNCH_ONE_IN	4
 /* Distinct page contents in the KSM set: few, so that most pages merge. */
 #define KSM_PATTERNS		8
 /* How fast ksmd merges meanwhile: all of a worker set in a few passes. */
@@ -166,6 +173,8 @@
  * signal arrives, which is not a failure of the kernel.
  */
 #define HOTPLUG_MAX_BLOCKS	2
+/* Time for the workers to place their sets before the first offline. */
+#define HOTPLUG_SETTLE_MS	500
 #define OFFLINE_TIMEOUT_MS	(15 * 1000)
 
 /*
@@ -1216,15 +1225,16 @@ static int shared_worker(void *arg)
 	if (mem == MAP_FAILED || file == MAP_FAILED)
 		return EXIT_NOMEM;
 	while (tier_now() < end) {
-		size_t off = rng_range(0, len / psz - 16) * psz;
+		size_t hole = SHARED_HOLE_PAGES * psz;
+		size_t off = rng_range(0, len / psz - SHARED_HOLE_PAGES) * psz;
 
 		tier_touch(&(struct tier_region){ mem, len }, 1);
 		tier_touch(&(struct tier_region){ file, len }, 1);
-		if (rng() % 4 == 0) {
+		if (rng() % SHARED_PUNCH_ONE_IN == 0) {
 			if (fallocate(shared_set.memfd, FALLOC_FL_PUNCH_HOLE |
-				      FALLOC_FL_KEEP_SIZE, off, 16 * psz))
+				      FALLOC_FL_KEEP_SIZE, off, hole))
 				return sys_fail();
-			if (stamp_on_node(mem, off, 16 * psz, 0))
+			if (stamp_on_node(mem, off, hole, 0))
 				return EXIT_NOMEM;
 		}
 		if (check_stamp(mem, 0, len, 0, STAMP_OR_ZERO_WORDS) ||
@@ -1346,8 +1356,7 @@ static bool cgroup2_ready(void)
 {
 	struct statfs fs;
 
-	/* cgroup2's magic number */
-	if (!statfs(CGROUP_ROOT, &fs) && fs.f_type == 0x63677270)
+	if (!statfs(CGROUP_ROOT, &fs) && fs.f_type == CGROUP2_SUPER_MAGIC)
 		return true;
 	mkdir(CGROUP_ROOT, 0755);
 	return !mount("none", CGROUP_ROOT, "cgroup2", 0, NULL);
@@ -1619,7 +1628,8 @@ static bool case_memory_hotplug(void)
 	}
 	for (i = 0; i < CHURN_WORKERS; i++)
 		pool_add(&p, churn_worker, &end, 0);
-	sleep_ms(500);
+	/* Not an assertion: the workers' sets are placed meanwhile */
+	sleep_ms(HOTPLUG_SETTLE_MS);
 	if (hotplug_cycle(&tried, &cycled))
 		ok = false;
 	pool_drain(&p, end + REAP_TIMEOUT_MS / 1000.0);
