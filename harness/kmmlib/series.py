@@ -48,6 +48,9 @@ CONFIG_NUMA_PROMOTE_LIMIT_KUNIT_TEST=y
 # Files a kernel build never reads: a patch that changes only these builds
 # exactly as the one before it (series-check still builds the last patch).
 NOT_BUILT = ("Documentation/", "tools/", "MAINTAINERS")
+# Debian packages bindeb-pkg needs (its debian/control asks for
+# debhelper-compat, which dpkg-buildpackage checks).
+DEB_TOOLS = ("dpkg-dev", "debhelper", "fakeroot")
 # What a distro config needs on top to build here and to have the series.
 DEB_EXTRA_OPTIONS = [
     # Debian's config names certificates that only exist in its packaging.
@@ -439,8 +442,20 @@ def deb_configure(base_config, log):
                 "NUMA, MIGRATION and NUMA_BALANCING)")
 
 
+def check_deb_tools():
+    """bindeb-pkg runs dpkg-buildpackage, which checks the build deps."""
+    missing = [pkg for pkg in DEB_TOOLS
+               if subprocess.run(["dpkg-query", "-W", "-f=${Status}", pkg],
+                                 capture_output=True, text=True,
+                                 check=False).stdout != "install ok installed"]
+    if missing:
+        die(f"make deb needs {', '.join(missing)}: "
+            f"apt-get install {' '.join(missing)}")
+
+
 def deb(base_config=None):
     """make deb: bindeb-pkg of the series into out/deb/."""
+    check_deb_tools()
     lock = src_lock()
     tip = export()
     am_series(tip)
