@@ -141,8 +141,8 @@
  * without reading its entries, as MGLRU's walk does.  Caveats:
  *
  * - Translations the TLB already holds are used without a walk, so they
- *   set neither bit; kmmscand clears PTE Accessed bits without a flush as
- *   well, and accepts the same blind spot for both.  A PMD entry cached in
+ *   set neither bit; the flush that ends a scan step that cleared any bit
+ *   (kmmscand_flush_tlb()) drops them, for both.  A PMD entry cached in
  *   the paging-structure caches while its bit was set lets the CPU walk to
  *   the PTEs, and set their bits, without setting the PMD's again; MGLRU
  *   clears the bit too, and does not always read the table then.  So the
@@ -183,6 +183,7 @@
 #define pr_fmt(fmt) "kmmscand: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/bsearch.h>
 #include <linux/cpuset.h>
 #include <linux/freezer.h>
 #include <linux/hugetlb.h>
@@ -205,6 +206,8 @@
 #include <linux/sysfs.h>
 #include <linux/threads.h>
 #include <linux/xarray.h>
+
+#include <asm/tlbflush.h>
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/kmmscand.h>
@@ -536,6 +539,8 @@ struct kmmscand_region {
  *	zero when no scan is in progress
  * @scanned: base pages examined by the scan in progress
  * @accessed: accessed slow-tier base pages found by the scan in progress
+ * @primed: young slow-tier base pages found by the scan in progress in
+ *	regions it primed
  * @state: the adaptive period and size
  * @region: the region the cursor is in
  * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
@@ -548,6 +553,7 @@ struct kmmscand_mm_slot {
 	unsigned long scan_left;
 	unsigned long scanned;
 	unsigned long accessed;
+	unsigned long primed;
 	struct kmmscand_scan_state state;
 	struct kmmscand_region region;
 	struct xarray history;
@@ -555,12 +561,22 @@ struct kmmscand_mm_slot {
 
 /**
  * struct kmmscand_candidate - a folio to promote
- * @folio: the folio, pinned with a reference
+ * @folio: the folio, pinned with a reference until it is isolated
  * @vma: a VMA that maps it; valid while the mmap_lock is held
+ * @pfn: with @isolated, the folio's first pfn, for the tracepoint
+ * @nid: with @isolated, the node the folio was on
+ * @nr: with @isolated, the folio's base pages
+ * @isolated: isolated for migration; the isolation holds the reference
+ * @failed: with @isolated, the migration failed
  */
 struct kmmscand_candidate {
 	struct folio *folio;
 	struct vm_area_struct *vma;
+	unsigned long pfn;
+	int nid;
+	unsigned int nr;
+	bool isolated;
+	bool failed;
 };
 
 /**
@@ -584,12 +600,14 @@ struct kmmscand_batch {
  * @next_addr: where a walk that stopped early resumes
  * @scanned: base pages examined
  * @accessed: accessed slow-tier base pages found
+ * @primed: young slow-tier base pages found in regions being primed
  * @skipped: bytes of address space the walk passed over
  * @yield_reason: why the walk gave up the mmap_lock
  * @vma_skipped: test_walk rejected the VMA
  * @smart: smart_scan
  * @max_skips: smart_scan_max_skips
  * @pmd_young: old PMD entries let the walk pass over PTE tables
+ * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
  * @rate_limited: the rate limit of the target node refused a candidate
  * @resume_at: with @rate_limited, jiffies at which that node's window ends
@@ -607,12 +625,14 @@ struct kmmscand_walk_ctl {
 	unsigned long next_addr;
 	unsigned long scanned;
 	unsigned long accessed;
+	unsigned long primed;
 	unsigned long skipped;
 	enum kmmscand_skip_reason yield_reason;
 	bool vma_skipped;
 	bool smart;
 	unsigned int max_skips;
 	bool pmd_young;
+	bool flush_tlb;
 	bool off_lru;
 	bool rate_limited;
 	unsigned long resume_at;
@@ -682,7 +702,8 @@ static unsigned long kmmscand_clamp(unsigned long val,
 /**
  * kmmscand_update_scan_state - adapt the scan period and size of an mm
  * @st: the scan state of the mm, updated in place
- * @accessed: the accessed slow-tier pages the scan that just ended found
+ * @accessed: the accessed slow-tier pages the scan that just ended found,
+ *	including the young ones of regions it primed
  * @t: the knobs
  *
  * X is what the previous scan found (@st->prev_accessed) and Y what this
@@ -698,6 +719,12 @@ static unsigned long kmmscand_clamp(unsigned long val,
  *   size.
  *
  * Both results are clamped to their knob ranges.
+ *
+ * Young pages in a region being primed are no promotion candidates, but
+ * they are activity: memory the mm populated or used since the previous
+ * look.  Counting them puts the scan after a priming one a short period
+ * (X = 0, Y > 0) later rather than a longer one, so that a hot set is
+ * first promoted one period after kmmscand first looks at it, not two.
  */
 static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 				       unsigned long accessed,
@@ -1303,46 +1330,10 @@ static void kmmscand_dedup_batch(struct kmmscand_batch *b)
 	b->nr = nr;
 }
 
-/*
- * Migrate one candidate.  Our reference keeps the folio from being freed,
- * split or migrated by anyone else since the scan; it can still have been
- * unmapped (MADV_DONTNEED, reclaim) or isolated, and is then skipped.  The
- * VMA is only consulted for file folios, and the mmap_lock keeps it valid.
- * migrate_misplaced_folio_prepare() asks for the PTL because NUMA hinting
- * faults hold no reference of their own; ours serves the same purpose.
- */
-static enum kmmscand_promote_result
-kmmscand_promote_one(struct kmmscand_walk_ctl *ctl,
-		     struct kmmscand_candidate *c, int target)
+static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
+				  unsigned long pfn, int src, int target,
+				  long nr, enum kmmscand_promote_result result)
 {
-	struct folio *folio = c->folio;
-	unsigned long pfn = folio_pfn(folio);
-	long nr = folio_nr_pages(folio);
-	int src = folio_nid(folio);
-	enum kmmscand_promote_result result;
-
-	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
-	    !node_isset(src, ctl->slow)) {
-		folio_put(folio);
-		result = KMMSCAND_PROMOTE_STALE;
-	} else if (!kmmscand_node_has_room(target, nr)) {
-		folio_put(folio);
-		result = KMMSCAND_PROMOTE_NO_ROOM;
-	} else if (!numa_promote_allowed(NODE_DATA(target), nr)) {
-		folio_put(folio);
-		result = KMMSCAND_PROMOTE_RATE_LIMITED;
-	} else if (migrate_misplaced_folio_prepare(folio, c->vma, target)) {
-		folio_put(folio);
-		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
-	} else {
-		/* The isolation holds a reference of its own now */
-		folio_put(folio);
-		if (migrate_misplaced_folio(folio, c->vma, target))
-			result = KMMSCAND_PROMOTE_MIGRATE_FAILED;
-		else
-			result = KMMSCAND_PROMOTED;
-	}
-
 	if (result == KMMSCAND_PROMOTED)
 		count_vm_events(KMMSCAND_MIGRATED, nr);
 	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
@@ -1351,7 +1342,111 @@ kmmscand_promote_one(struct kmmscand_walk_ctl *ctl,
 		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
 		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
 	trace_kmmscand_migrate(ctl->mm, pfn, src, target, nr, result);
+}
+
+/*
+ * Isolate one candidate for migration to @target, adding it to @isolated;
+ * return KMMSCAND_PROMOTED then, else why not.  Our reference keeps the
+ * folio from being freed, split or migrated by anyone else since the scan;
+ * it can still have been unmapped (MADV_DONTNEED, reclaim) or isolated,
+ * and is then skipped.  The VMA is only consulted for file folios, and the
+ * mmap_lock keeps it valid.  migrate_misplaced_folio_prepare() asks for the
+ * PTL because NUMA hinting faults hold no reference of their own; ours
+ * serves the same purpose.
+ */
+static enum kmmscand_promote_result
+kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
+		     struct kmmscand_candidate *c, int target,
+		     struct list_head *isolated)
+{
+	struct folio *folio = c->folio;
+	long nr = folio_nr_pages(folio);
+	int src = folio_nid(folio);
+	enum kmmscand_promote_result result = KMMSCAND_PROMOTED;
+
+	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
+	    !node_isset(src, ctl->slow))
+		result = KMMSCAND_PROMOTE_STALE;
+	else if (!kmmscand_node_has_room(target, nr))
+		result = KMMSCAND_PROMOTE_NO_ROOM;
+	else if (!numa_promote_allowed(NODE_DATA(target), nr))
+		result = KMMSCAND_PROMOTE_RATE_LIMITED;
+	else if (migrate_misplaced_folio_prepare(folio, c->vma, target))
+		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
+
+	if (result != KMMSCAND_PROMOTED) {
+		kmmscand_count_result(ctl, folio_pfn(folio), src, target, nr,
+				      result);
+		folio_put(folio);
+		return result;
+	}
+	/* The isolation holds a reference of its own now */
+	c->pfn = folio_pfn(folio);
+	c->nid = src;
+	c->nr = nr;
+	c->isolated = true;
+	c->failed = false;
+	list_add_tail(&folio->lru, isolated);
+	folio_put(folio);
 	return result;
+}
+
+/* Scanning was disabled: put back what was isolated of entries [0, @end) */
+static void kmmscand_drop_isolated(struct kmmscand_walk_ctl *ctl,
+				   struct list_head *isolated,
+				   unsigned int end)
+{
+	struct kmmscand_candidate *c;
+	unsigned int i;
+
+	putback_movable_pages(isolated);
+	for (i = 0; i < end; i++) {
+		c = &ctl->batch->entry[i];
+		if (!c->isolated)
+			continue;
+		c->isolated = false;
+		kmmscand_count_result(ctl, c->pfn, c->nid, NUMA_NO_NODE, c->nr,
+				      KMMSCAND_PROMOTE_DROPPED);
+	}
+}
+
+/*
+ * Migrate the candidates isolated so far, entries [0, @end) of the batch,
+ * with one call, so that their unmapping shares TLB flushes (see
+ * migrate_misplaced_folios()), then count and trace each.  The batch is
+ * sorted by folio, so a folio that failed is found by bisection; the
+ * others may be freed already and are not looked at.
+ */
+static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
+				      struct list_head *isolated,
+				      unsigned int end, int target)
+{
+	struct kmmscand_batch *b = ctl->batch;
+	struct kmmscand_candidate key, *c;
+	struct folio *folio;
+	unsigned int i;
+
+	if (list_empty(isolated))
+		return;
+	migrate_misplaced_folios(isolated, target);
+	list_for_each_entry(folio, isolated, lru) {
+		key.folio = folio;
+		c = bsearch(&key, b->entry, end, sizeof(*c),
+			    kmmscand_cmp_candidate);
+		if (c)
+			c->failed = true;
+	}
+	putback_movable_pages(isolated);
+
+	for (i = 0; i < end; i++) {
+		c = &b->entry[i];
+		if (!c->isolated)
+			continue;
+		c->isolated = false;
+		kmmscand_count_result(ctl, c->pfn, c->nid, target, c->nr,
+				      c->failed ? KMMSCAND_PROMOTE_MIGRATE_FAILED :
+						  KMMSCAND_PROMOTED);
+	}
 }
 
 /*
@@ -1403,6 +1498,9 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
  *   running ahead of what can be migrated.
  * - Nothing is shared with another thread: no queue lock, and disabling
  *   kmmscand drops candidates just by stopping one thread.
+ * - The whole batch is isolated first and then migrated with one call, so
+ *   that the unmapping of its folios shares TLB flushes: one round of
+ *   IPIs to the CPUs that run the mm per batch, not per folio.
  *
  * The price is that the walk pauses while a batch migrates, and that a
  * writer of the mmap_lock arriving meanwhile waits for the batch in
@@ -1411,6 +1509,7 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 {
 	struct kmmscand_batch *b = ctl->batch;
+	LIST_HEAD(isolated);
 	int target, full_nid;
 	unsigned int i;
 
@@ -1444,16 +1543,20 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 
 	for (i = 0; i < b->nr; i++) {
 		if (kmmscand_should_stop()) {
+			kmmscand_drop_isolated(ctl, &isolated, i);
 			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
 					       NUMA_NO_NODE);
 			return;
 		}
 		/* Our reference to entry i is gone in either case below */
-		switch (kmmscand_promote_one(ctl, &b->entry[i], target)) {
+		switch (kmmscand_isolate_one(ctl, &b->entry[i], target,
+					     &isolated)) {
 		case KMMSCAND_PROMOTE_RATE_LIMITED:
+			kmmscand_migrate_isolated(ctl, &isolated, i, target);
 			kmmscand_refuse_batch(ctl, i + 1, target);
 			return;
 		case KMMSCAND_PROMOTE_NO_ROOM:
+			kmmscand_migrate_isolated(ctl, &isolated, i, target);
 			kmmscand_wake_kswapd(target);
 			kmmscand_release_batch(ctl, i + 1,
 					       KMMSCAND_PROMOTE_NO_ROOM, target);
@@ -1463,6 +1566,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		}
 		cond_resched();
 	}
+	kmmscand_migrate_isolated(ctl, &isolated, b->nr, target);
 	kmmscand_batch_reset(ctl);
 }
 
@@ -1494,8 +1598,10 @@ static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 
 	folio_set_young(folio);
 	folio_clear_idle(folio);
-	if (r->visit != KMMSCAND_VISIT_SCAN)
+	if (r->visit != KMMSCAND_VISIT_SCAN) {
+		ctl->primed += nr;
 		return;
+	}
 	r->accessed = true;
 	ctl->accessed += nr;
 
@@ -1512,6 +1618,7 @@ static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
+	b->entry[b->nr].isolated = false;
 	b->nr++;
 	b->nr_pages += folio_nr_pages(folio);
 	ctl->last_folio = folio;
@@ -1556,8 +1663,8 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 		 * Flush when young: a THP's translation stays in the TLB
 		 * for long, and a CPU that uses a cached translation never
 		 * sets the Accessed bit again.  One flush per young THP is
-		 * cheap next to the 512 pages it covers; PTEs are cleared
-		 * without one, as reclaim does, since the TLB holds few.
+		 * cheap next to the 512 pages it covers; cleared PTEs share
+		 * one flush per scan step, see kmmscand_flush_tlb().
 		 */
 		if (kmmscand_folio_wanted(ctl, folio) &&
 		    pmdp_clear_flush_young_notify(walk->vma, addr, pmd))
@@ -1596,8 +1703,10 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 		if (!wanted)
 			continue;
 		ctl->ms->region.slow = true;
-		if (ptep_clear_young_notify(vma, addr, pte))
+		if (ptep_clear_young_notify(vma, addr, pte)) {
+			ctl->flush_tlb = true;
 			kmmscand_note_access(ctl, folio, vma, 1);
+		}
 	}
 	return 0;
 }
@@ -1619,7 +1728,8 @@ static void kmmscand_clear_pmd_young(struct kmmscand_walk_ctl *ctl,
 	if (!kmmscand_pmd_young_usable() || !r->clear_pmd)
 		return;
 	r->clear_pmd = false;
-	pmdp_test_and_clear_young(vma, addr, pmd);
+	if (pmdp_test_and_clear_young(vma, addr, pmd))
+		ctl->flush_tlb = true;
 }
 
 static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
@@ -1875,6 +1985,7 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->scan_left = ms->state.size_mb * SZ_1M;
 	ms->scanned = 0;
 	ms->accessed = 0;
+	ms->primed = 0;
 	trace_kmmscand_scan_start(ms->slot.mm, ms->address, ms->state.period_ms,
 				  ms->state.size_mb);
 }
@@ -1885,7 +1996,7 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	struct kmmscand_tuning t;
 
 	kmmscand_read_tuning(&t);
-	kmmscand_update_scan_state(&ms->state, ms->accessed, &t);
+	kmmscand_update_scan_state(&ms->state, ms->accessed + ms->primed, &t);
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
 	ms->scan_left = 0;
 
@@ -1978,6 +2089,8 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->batch = &kmmscand_batch;
 	ctl->scanned = 0;
 	ctl->accessed = 0;
+	ctl->primed = 0;
+	ctl->flush_tlb = false;
 	ctl->off_lru = false;
 	ctl->rate_limited = false;
 	kmmscand_batch_reset(ctl);
@@ -2025,6 +2138,28 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 	return true;
 }
 
+/**
+ * kmmscand_flush_tlb - make the Accessed bits cleared by a scan step count
+ * @ctl: the scan step, with the mmap_lock of its mm held for read
+ *
+ * A CPU that finds a translation in its TLB uses it without a page walk,
+ * and sets no Accessed bit, in the PTE or in the PMD entry above it.
+ * Reclaim and MGLRU clear the bits without a flush and rely on TLB
+ * pressure to evict the translations soon.  A hot set is exactly what
+ * stays in the TLB, though: one that fits the TLBs of the CPUs that run
+ * it (a few MiB on current x86, more with PCIDs kept across context
+ * switches, far more under QEMU's TCG) would not look accessed again for
+ * long.  So a scan step that cleared any bit ends with one flush of the
+ * mm's TLB entries: one round of IPIs to the CPUs that run the mm per
+ * step, where NUMA balancing flushes after every range it makes
+ * inaccessible and then takes a fault per page.
+ */
+static void kmmscand_flush_tlb(struct kmmscand_walk_ctl *ctl)
+{
+	if (ctl->flush_tlb)
+		flush_tlb_mm(ctl->mm);
+}
+
 static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
@@ -2049,10 +2184,12 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 		kmmscand_begin_scan(ms);
 	done = kmmscand_walk_mm(ms, ctl);
 	kmmscand_promote_batch(ctl);
+	kmmscand_flush_tlb(ctl);
 	mmap_read_unlock(mm);
 
 	ms->scanned += ctl->scanned;
 	ms->accessed += ctl->accessed;
+	ms->primed += ctl->primed;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
 	if (done)
@@ -2084,12 +2221,19 @@ static void kmmscand_do_pass(void)
 	}
 }
 
+/*
+ * The thread runs at the default nice level, not at MAX_NICE as khugepaged
+ * does.  khugepaged's work can wait; promotion that waits leaves the
+ * application on slow memory, and CPUs that are all busy are the common
+ * case on servers with tiered memory.  Its CPU use is bounded by the
+ * adaptive scan period and size and by the promotion rate limit; an
+ * administrator who wants it lower can renice the thread.
+ */
 static int kmmscand(void *unused)
 {
 	unsigned long timeout;
 
 	set_freezable();
-	set_user_nice(current, MAX_NICE);
 
 	while (!kthread_should_stop()) {
 		kmmscand_slow_nodes(&kmmscand_ctl.slow);
