@@ -19,11 +19,9 @@ import subprocess
 import time
 
 from . import deps, kernel, tree, vm
-from .common import (BUILD, HARNESS, LOGS, OUT, REPO, VENV, base_line, die,
-                     ensure_dir, run, say)
+from .common import (HARNESS, LOGS, OUT, REPO, VENV, base_line,
+                     build_workload, die, ensure_dir, say)
 
-TIERBENCH_SRC = os.path.join(HARNESS, "workloads", "tierbench.c")
-TIERBENCH = os.path.join(BUILD, "workloads", "tierbench")
 GUEST = os.path.join(HARNESS, "guest", "bench.sh")
 BENCH_OUT = os.path.join(OUT, "bench")
 SEED = 42
@@ -64,14 +62,6 @@ QUICK_SECONDS = 12
 
 SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
-
-
-def build_tierbench():
-    ensure_dir(os.path.dirname(TIERBENCH))
-    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", TIERBENCH,
-         TIERBENCH_SRC, "-lnuma", "-lm"],
-        log=os.path.join(LOGS, "workloads-build.log"),
-        what="building the tierbench workload")
 
 
 def make_plan(workloads, configs, quick):
@@ -284,7 +274,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         image = kernel.build("release")
     elif not os.path.exists(image):
         die(f"no kernel image at {image}")
-    build_tierbench()
+    tierbench = build_workload("tierbench", ("-lnuma", "-lm"))
     workloads = workloads or (QUICK_WORKLOADS if quick else tuple(WORKLOADS))
     configs = configs or (QUICK_CONFIGS if quick else tuple(CONFIGS))
     for w in workloads:
@@ -304,7 +294,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         f"configurations) in one boot of {image}")
     col = Collector(len(plan))
     log = os.path.join(LOGS, "bench-console.log")
-    res = vm.boot(image, f"sh {GUEST} {TIERBENCH} {plan_path}",
+    res = vm.boot(image, f"sh {GUEST} {tierbench} {plan_path}",
                   timeout=budget, echo=col.line, log=log)
     splats = res.splats()
     for s in splats:

@@ -130,3 +130,17 @@ class Progress:
         if self.tty:
             sys.stdout.write("\r\033[K")
         print(f"[kmm] {self.label}: {text} ({elapsed} s)", flush=True)
+
+
+WORKLOADS_SRC = os.path.join(HARNESS, "workloads")
+WORKLOADS_BIN = os.path.join(BUILD, "workloads")
+
+
+def build_workload(name, libs=("-lnuma",)):
+    """Compile harness/workloads/NAME.c into build/workloads/NAME."""
+    out = os.path.join(ensure_dir(WORKLOADS_BIN), name)
+    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,
+         os.path.join(WORKLOADS_SRC, f"{name}.c"), *libs],
+        log=os.path.join(LOGS, "workloads-build.log"),
+        what=f"building the {name} workload")
+    return out
