@@ -112,7 +112,8 @@
  *
  * An accessed page in a region that is being passed over keeps its
  * Accessed bit, and the next read of the region finds it: a region that
- * turns hot is seen within smart_scan_max_skips + 1 visits.  Passing over
+ * turns hot is seen within smart_scan_max_skips + 1 visits, and at the
+ * next visit where the Accessed bit of PMD entries is used (see below).  Passing over
  * a region costs one lookup and no scan budget (scan_size_mb counts the
  * address space actually read).
  *
@@ -155,10 +156,24 @@
  * - Architectures without it, and x86 Xen PV guests, never use it; there
  *   the pmd_young knob reads 0 and only takes 0.
  *
- * A visit passed over this way ages the region like a read that found
- * nothing, and leaves the rest of its history alone.  With smart scan, a
- * region whose PMD bit is stale is still read at least once every
+ * A visit that passes over a PTE table for an old PMD entry ages the
+ * region like a read that found nothing, and leaves the rest of its
+ * history alone.  With smart scan, a region whose PMD bit is stale is
+ * still read at least once every
  * (smart_scan_max_skips + 1) * (KMMSCAND_PMD_OLD_MAX_SKIPS + 1) visits.
+ *
+ * The same bit cuts smart scan's skips short.  All the regions that one
+ * pass primed age in step, so a cold stretch of memory is read in the
+ * same visit, once every smart_scan_max_skips + 1; when such a stretch
+ * turns hot, as the working set of a program that moves from one phase
+ * to the next does, waiting for that visit delays its promotion by up to
+ * that many scan periods.  A visit that would pass over a cold region
+ * whose PMD entry is young reads it instead.  A young entry above a table
+ * whose slow-tier folios are cold is no reason: it was young at the last
+ * read too (KMMSCAND_HIST_PMD_NOISY), for the top-tier folios of the same
+ * table say, and the region keeps its skips until a read finds the entry
+ * old again.  So reading regions out of turn costs one read per region
+ * that turns hot or noisy.
  */
 
 /**
@@ -408,12 +423,17 @@
  * KMMSCAND_HIST_PMD_OLD: visits in a row that passed over the PTE table of
  * the region because its PMD entry was old; two bits hold
  * KMMSCAND_PMD_OLD_MAX_SKIPS.
+ * KMMSCAND_HIST_PMD_NOISY: the last read of the region found its PMD entry
+ * young but no accessed slow-tier folio beneath it, so something else
+ * sets that bit (top-tier folios of the same table, most likely), and a
+ * young PMD entry does not recall the region from its skips.
  */
 #define KMMSCAND_HIST_AGE		GENMASK(4, 0)
 #define KMMSCAND_HIST_SKIPS		GENMASK(10, 5)
 #define KMMSCAND_HIST_PRIMED		BIT(11)
 #define KMMSCAND_HIST_NO_SLOW		BIT(12)
 #define KMMSCAND_HIST_PMD_OLD		GENMASK(14, 13)
+#define KMMSCAND_HIST_PMD_NOISY		BIT(15)
 
 /*
  * KMMSCAND_HIST_CHUNK_REGIONS: histories are allocated this many regions
@@ -514,6 +534,9 @@ enum kmmscand_visit {
  * @reason: why it is passed over, with KMMSCAND_VISIT_SKIP
  * @slow: a slow-tier folio was seen in it
  * @accessed: an accessed slow-tier folio was found in it
+ * @pmd_bit: the Accessed bit of its PMD entry can be used: pmd_young is
+ *	on and the entry points to a PTE table
+ * @pmd_young: with @pmd_bit, that bit was set when the visit began
  * @clear_pmd: the Accessed bit of its PMD entry is to be cleared when its
  *	PTE table is read
  *
@@ -527,6 +550,8 @@ struct kmmscand_region {
 	enum kmmscand_skip_reason reason;
 	bool slow;
 	bool accessed;
+	bool pmd_bit;
+	bool pmd_young;
 	bool clear_pmd;
 };
 
@@ -853,6 +878,13 @@ static bool kmmscand_mpol_allows(const struct mempolicy *pol)
 	       pol->mode != MPOL_PREFERRED_MANY;
 }
 
+/* How a visit that reads a region with history @hist reads it */
+static enum kmmscand_visit kmmscand_read_visit(u16 hist)
+{
+	return hist & KMMSCAND_HIST_PRIMED ? KMMSCAND_VISIT_SCAN :
+					     KMMSCAND_VISIT_PRIME;
+}
+
 /**
  * kmmscand_region_visit - decide what a visit does with a region
  * @hist: the history of the region, updated
@@ -894,8 +926,7 @@ static enum kmmscand_visit kmmscand_region_visit(u16 *hist, bool smart,
 
 	if (skip)
 		return KMMSCAND_VISIT_SKIP;
-	return *hist & KMMSCAND_HIST_PRIMED ? KMMSCAND_VISIT_SCAN :
-					      KMMSCAND_VISIT_PRIME;
+	return kmmscand_read_visit(*hist);
 }
 
 /**
@@ -943,6 +974,47 @@ static bool kmmscand_pmd_visit(u16 *hist, bool young)
 	}
 	*hist = u16_replace_bits(*hist, old + 1, KMMSCAND_HIST_PMD_OLD);
 	return false;
+}
+
+/**
+ * kmmscand_pmd_recalls - whether a young PMD entry cuts the skips short
+ * @hist: the history of a region that smart scan is passing over
+ * @young: the PMD entry above its PTE table is young
+ *
+ * A young entry over a cold region says that an entry of its table was
+ * loaded into the TLB since the table was last read: the region is in use
+ * again, and is read now rather than after its remaining skips.  Not when
+ * the region had no slow-tier memory at its last read, nor when the entry
+ * was young at that read too with nothing accessed on the slow tier: then
+ * the bit follows other memory of the table.
+ *
+ * Return: true to read the region on this visit.
+ */
+static bool kmmscand_pmd_recalls(u16 hist, bool young)
+{
+	return young &&
+	       !(hist & (KMMSCAND_HIST_NO_SLOW | KMMSCAND_HIST_PMD_NOISY));
+}
+
+/**
+ * kmmscand_pmd_read_done - record what the PMD entry of a read region said
+ * @hist: the history of the region, after kmmscand_region_done()
+ * @visit: how the region was read
+ * @young: the PMD entry was young when the visit began
+ * @slow: a slow-tier folio was seen in the region
+ * @accessed: an accessed slow-tier folio was found in it
+ *
+ * The entry is noisy when it was young while the slow-tier memory beneath
+ * was not accessed.  A priming read says nothing either way: the bits it
+ * finds tell when the memory was populated.
+ */
+static void kmmscand_pmd_read_done(u16 *hist, enum kmmscand_visit visit,
+				   bool young, bool slow, bool accessed)
+{
+	if (visit == KMMSCAND_VISIT_SCAN && young && slow && !accessed)
+		*hist |= KMMSCAND_HIST_PMD_NOISY;
+	else
+		*hist &= ~KMMSCAND_HIST_PMD_NOISY;
 }
 
 /* Whether the CPU sets the Accessed bit of PMD entries that are not leaves */
@@ -1782,25 +1854,39 @@ static u16 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 /* The visit of the region the cursor is in ends: record what it found */
 static void kmmscand_leave_region(struct kmmscand_region *r)
 {
-	if (r->hist && r->visit != KMMSCAND_VISIT_SKIP)
+	if (r->hist && r->visit != KMMSCAND_VISIT_SKIP) {
 		kmmscand_region_done(r->hist, r->visit, r->slow, r->accessed);
+		kmmscand_pmd_read_done(r->hist, r->visit, r->pmd_young,
+				       r->slow, r->accessed);
+	}
 	r->index = KMMSCAND_NO_REGION;
 	r->hist = NULL;
 }
 
 /*
- * A visit about to read a region whose PMD entry @pmd points to a PTE
- * table: pass over the table if the entry is old, otherwise have its bit
- * cleared when the table is read.  Return whether to pass over it.
+ * Sample the Accessed bit of the PMD entry @pmd of the region being
+ * entered, where it can be used.  A lockless read is enough: the bit is a
+ * hint, and kmmscand_clear_pmd_young() rechecks the entry under the lock.
  */
-static bool kmmscand_pmd_old(struct kmmscand_walk_ctl *ctl,
-			     struct kmmscand_region *r, pmd_t *pmd)
+static void kmmscand_sample_pmd(struct kmmscand_walk_ctl *ctl,
+				struct kmmscand_region *r, pmd_t *pmd)
 {
 	pmd_t pmdval = pmdp_get_lockless(pmd);
 
-	if (!ctl->pmd_young || !pmd_present(pmdval) || pmd_leaf(pmdval))
+	r->pmd_bit = ctl->pmd_young && pmd_present(pmdval) && !pmd_leaf(pmdval);
+	r->pmd_young = r->pmd_bit && pmd_young(pmdval);
+}
+
+/*
+ * A visit about to read a region: pass over its PTE table if its PMD entry
+ * is old, otherwise have the entry's bit cleared when the table is read.
+ * Return whether to pass over it.
+ */
+static bool kmmscand_pmd_old(struct kmmscand_region *r)
+{
+	if (!r->pmd_bit)
 		return false;
-	if (r->hist && !kmmscand_pmd_visit(r->hist, pmd_young(pmdval)))
+	if (r->hist && !kmmscand_pmd_visit(r->hist, r->pmd_young))
 		return true;
 	r->clear_pmd = true;
 	return false;
@@ -1814,18 +1900,22 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 	r->slow = false;
 	r->accessed = false;
 	r->clear_pmd = false;
+	kmmscand_sample_pmd(ctl, r, pmd);
 	r->hist = kmmscand_hist_lookup(ctl->ms, index);
 	if (!r->hist)
 		r->visit = KMMSCAND_VISIT_PRIME;
 	else
 		r->visit = kmmscand_region_visit(r->hist, ctl->smart,
 						 ctl->max_skips);
+	if (r->visit == KMMSCAND_VISIT_SKIP &&
+	    kmmscand_pmd_recalls(*r->hist, r->pmd_young))
+		r->visit = kmmscand_read_visit(*r->hist);
 
 	if (r->visit == KMMSCAND_VISIT_SKIP) {
 		r->reason = *r->hist & KMMSCAND_HIST_NO_SLOW ?
 			    KMMSCAND_SKIP_NO_SLOW_TIER : KMMSCAND_SKIP_COLD;
 		count_vm_event(KMMSCAND_REGION_SKIPPED);
-	} else if (kmmscand_pmd_old(ctl, r, pmd)) {
+	} else if (kmmscand_pmd_old(r)) {
 		r->visit = KMMSCAND_VISIT_SKIP;
 		r->reason = KMMSCAND_SKIP_PMD_OLD;
 		count_vm_event(KMMSCAND_PMD_SKIPPED);

@@ -304,6 +304,7 @@ static void kmmscand_test_hist_encoding(struct kunit *test)
 	const unsigned long fields[] = {
 		KMMSCAND_HIST_AGE, KMMSCAND_HIST_SKIPS, KMMSCAND_HIST_PRIMED,
 		KMMSCAND_HIST_NO_SLOW, KMMSCAND_HIST_PMD_OLD,
+		KMMSCAND_HIST_PMD_NOISY,
 	};
 	unsigned long all = 0;
 	unsigned int i;
@@ -515,6 +516,71 @@ static void kmmscand_test_pmd_old(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
 }
 
+/* Age a primed region until smart scan passes over it */
+static void kmmscand_test_make_cold(struct kunit *test, u16 *hist)
+{
+	enum kmmscand_visit v;
+	unsigned int i;
+
+	*hist = KMMSCAND_HIST_PRIMED;
+	for (i = 0; i < 40; i++) {
+		v = kmmscand_region_visit(hist, true, 8);
+		if (v == KMMSCAND_VISIT_SKIP)
+			continue;
+		kmmscand_region_done(hist, v, true, false);
+		kmmscand_pmd_read_done(hist, v, false, true, false);
+	}
+	/* End on a read, with the longest run of skips ahead */
+	do {
+		v = kmmscand_region_visit(hist, true, 8);
+	} while (v == KMMSCAND_VISIT_SKIP);
+	kmmscand_region_done(hist, v, true, false);
+	kmmscand_pmd_read_done(hist, v, false, true, false);
+	KUNIT_ASSERT_EQ(test, u16_get_bits(*hist, KMMSCAND_HIST_SKIPS), 8);
+}
+
+static void kmmscand_test_pmd_recalls(struct kunit *test)
+{
+	enum kmmscand_visit v;
+	u16 h;
+
+	/* A cold region whose PMD entry turns young is read, and primed */
+	kmmscand_test_make_cold(test, &h);
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_recalls(h, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_recalls(h, true));
+	KUNIT_EXPECT_EQ(test, kmmscand_read_visit(h), KMMSCAND_VISIT_SCAN);
+
+	/* Found accessed: it starts over, and the entry is no noise */
+	kmmscand_region_done(&h, KMMSCAND_VISIT_SCAN, true, true);
+	kmmscand_pmd_read_done(&h, KMMSCAND_VISIT_SCAN, true, true, true);
+	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+
+	/* Young, yet nothing slow accessed: noise, no more recalls */
+	kmmscand_test_make_cold(test, &h);
+	kmmscand_region_done(&h, KMMSCAND_VISIT_SCAN, true, false);
+	kmmscand_pmd_read_done(&h, KMMSCAND_VISIT_SCAN, true, true, false);
+	KUNIT_EXPECT_TRUE(test, h & KMMSCAND_HIST_PMD_NOISY);
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_recalls(h, true));
+	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
+			KMMSCAND_VISIT_SKIP);
+
+	/* ...until a read finds the entry old again */
+	kmmscand_pmd_read_done(&h, KMMSCAND_VISIT_SCAN, false, true, false);
+	KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_PMD_NOISY);
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_recalls(h, true));
+
+	/* A priming read says nothing about the entry */
+	v = KMMSCAND_VISIT_PRIME;
+	h = 0;
+	kmmscand_region_done(&h, v, true, false);
+	kmmscand_pmd_read_done(&h, v, true, true, false);
+	KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_PMD_NOISY);
+
+	/* No slow-tier memory at the last read: nothing to recall it for */
+	h = KMMSCAND_HIST_NO_SLOW;
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_recalls(h, true));
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -535,6 +601,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_no_slow_tier),
 	KUNIT_CASE(kmmscand_test_smart_scan_off),
 	KUNIT_CASE(kmmscand_test_pmd_old),
+	KUNIT_CASE(kmmscand_test_pmd_recalls),
 	{}
 };
 
