@@ -24,6 +24,9 @@
  * cold_region_turns_hot:    a region passed over for being cold is
  *                           promoted within smart_scan_max_skips + 2 scan
  *                           periods of turning hot
+ * cold_region_recalled:     with pmd_young, such a region is promoted
+ *                           within 3 periods even in a run of the longest
+ *                           skips (smart_scan_max_skips at its limit, 32)
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
  *                           skip_idle_mm refuse bad input with EINVAL and
  *                           keep their value
@@ -149,6 +152,20 @@
  * the scans that may run late.
  */
 #define SMART_AGING_VISITS	18
+/*
+ * cold_region_recalled runs with the largest smart_scan_max_skips, so that
+ * without the recall by a young PMD entry a cold region is read once in
+ * 33 visits.  Visits that take it to runs of 32 skips: read at ages 0, 1,
+ * 2, 3, 5, 8, 13, 22 and 39, plus two for the scans that may run late.
+ */
+#define RECALL_MAX_SKIPS	32
+#define RECALL_AGING_VISITS	41
+/*
+ * Periods within which a recalled region must be promoted: the next visit
+ * reads it, and two more allow for scans that run late.
+ */
+#define RECALL_DEADLINE_PERIODS	3
+#define RECALL_TEST_TIMEOUT_S	240
 /* The region that goes cold then hot: one PMD-sized region or two. */
 #define SMART_REGION_SIZE	(2 * MIB)
 #define SMART_TEST_TIMEOUT_S	180
@@ -1362,42 +1379,67 @@ static int pin_period(long period_ms)
 	return ret;
 }
 
-TEST_F_TIMEOUT(kmmscand, cold_region_turns_hot, SMART_TEST_TIMEOUT_S)
+/*
+ * Let a region on node @slow go cold for @aging_visits scan periods of
+ * SMART_PERIOD_MS with smart_scan_max_skips at @max_skips, then use it,
+ * and require it on node @top within @deadline_periods periods.
+ */
+static void cold_then_hot(struct __test_metadata *_metadata, int slow,
+			  int top, long max_skips, unsigned int aging_visits,
+			  unsigned int deadline_periods)
 {
-	unsigned int deadline_ms = (SMART_MAX_SKIPS + 2) * SMART_PERIOD_MS;
+	unsigned int deadline_ms = deadline_periods * SMART_PERIOD_MS;
 	struct grow_cond skipped;
 	struct tier_region region;
 	struct tier_share share;
 	double start, until;
 	bool done;
 
-	ASSERT_EQ(0, self->setup_err);
 	ASSERT_EQ(0, pin_period(SMART_PERIOD_MS));
 	ASSERT_EQ(0, knob_write(SMART_SCAN, "1"));
-	ASSERT_EQ(0, knob_write_long(SMART_SCAN_MAX_SKIPS, SMART_MAX_SKIPS));
+	ASSERT_EQ(0, knob_write_long(SMART_SCAN_MAX_SKIPS, max_skips));
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&region, SMART_REGION_SIZE,
-					self->slow, false));
+					slow, false));
 	grow_init(&skipped, REGION_SKIPPED, 1);
 	ASSERT_EQ(0, daemon_resume());
 
 	/* Cold until it is passed over for the longest runs */
-	until = tier_now() + SMART_AGING_VISITS * SMART_PERIOD_MS / 1000.0;
+	until = tier_now() + aging_visits * SMART_PERIOD_MS / 1000.0;
 	while (tier_now() < until)
 		usleep(AWAKE_POLL_US);
 	EXPECT_TRUE(grew(&skipped));
 	TH_LOG("kmmscand_region_skipped +%lu while cold",
 	       skipped.last - skipped.min + 1);
-	ASSERT_TRUE(all_on_node(&region, self->slow));
+	ASSERT_TRUE(all_on_node(&region, slow));
 
 	/* Hot from now on */
 	start = tier_now();
-	tier_share_init(&share, &region, self->top, PROMOTE_PERCENT);
+	tier_share_init(&share, &region, top, PROMOTE_PERCENT);
 	done = tier_wait(&region, 1, tier_share_reached, &share, deadline_ms);
 	TH_LOG("%lu of %lu pages on node %d after %.1f s (limit %u s)",
-	       share.last_pages, tier_nr_pages(&region), self->top,
+	       share.last_pages, tier_nr_pages(&region), top,
 	       tier_now() - start, deadline_ms / 1000);
 	ASSERT_TRUE(done);
+}
+
+TEST_F_TIMEOUT(kmmscand, cold_region_turns_hot, SMART_TEST_TIMEOUT_S)
+{
+	ASSERT_EQ(0, self->setup_err);
+	cold_then_hot(_metadata, self->slow, self->top, SMART_MAX_SKIPS,
+		      SMART_AGING_VISITS, SMART_MAX_SKIPS + 2);
+}
+
+TEST_F_TIMEOUT(kmmscand, cold_region_recalled, RECALL_TEST_TIMEOUT_S)
+{
+	long pmd_young;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, knob_read_long(PMD_YOUNG, &pmd_young));
+	if (!pmd_young)
+		SKIP(return, "the CPU does not set the PMD Accessed bit");
+	cold_then_hot(_metadata, self->slow, self->top, RECALL_MAX_SKIPS,
+		      RECALL_AGING_VISITS, RECALL_DEADLINE_PERIODS);
 }
 
 /* Text that a 0/1 knob refuses, beyond what every knob refuses. */
