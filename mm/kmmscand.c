@@ -113,9 +113,9 @@
  * An accessed page in a region that is being passed over keeps its
  * Accessed bit, and the next read of the region finds it: a region that
  * turns hot is seen within smart_scan_max_skips + 1 visits, and at the
- * next visit where the Accessed bit of PMD entries is used (see below).  Passing over
- * a region costs one lookup and no scan budget (scan_size_mb counts the
- * address space actually read).
+ * next visit where the Accessed bit of PMD entries is used (see below).
+ * Passing over a region costs one lookup and no scan budget (scan_size_mb
+ * counts the address space actually read).
  *
  * The history of a region is 16 bits (KMMSCAND_HIST_*), kept in chunks of
  * KMMSCAND_HIST_CHUNK_REGIONS regions that are allocated on the first
@@ -275,11 +275,21 @@
 #define KMMSCAND_MMS_TO_SCAN		4096
 
 /*
- * KMMSCAND_MM_SCAN_PERIOD_MS: the first period of a new mm.  A process is
- * first scanned two seconds after exec or fork, by which time most short
- * lived processes are gone; after that the period adapts.
+ * KMMSCAND_MM_SCAN_PERIOD_MS: the period a new mm starts with, from which
+ * the adaptation departs after its first scan.  The default period of the
+ * original proposal; the change scales below are sized against it.
  */
 #define KMMSCAND_MM_SCAN_PERIOD_MS	2000
+
+/*
+ * KMMSCAND_SCAN_DELAY_MS: how long after exec or fork a new mm is first
+ * scanned.  Most short lived processes are gone by then.  A first scan
+ * before a process has put its memory in place finds nothing, and
+ * lengthens the period that the scan of that memory then waits for: in
+ * make bench, 1000 ms made one workload faster and another one slower,
+ * 400 ms made both slower than two seconds (see the changelog).
+ */
+#define KMMSCAND_SCAN_DELAY_MS		2000
 
 /*
  * KMMSCAND_SCAN_PERIOD_MIN_MS: Accessed bits need time to be set again
@@ -332,8 +342,9 @@
 
 /*
  * KMMSCAND_PERIOD_LIMIT_MS: an mm scanned less often than hourly gets
- * promotions too late to matter.  Also the limit of scan_sleep_ms: a
- * longer sleep would defeat every per-mm period.  The shift by
+ * promotions too late to matter.  Also the limit of scan_sleep_ms and of
+ * scan_delay_ms: a longer sleep would defeat every per-mm period, and a
+ * longer delay would leave a new process unscanned as long.  The shift by
  * SCAN_PERIOD_CHANGE_SCALE cannot overflow below this.
  */
 #define KMMSCAND_PERIOD_LIMIT_MS	(60 * 60 * 1000UL)
@@ -672,6 +683,8 @@ struct kmmscand_walk_ctl {
 static bool kmmscand_scan_enabled __read_mostly = true;
 static unsigned long kmmscand_scan_sleep_ms __read_mostly = KMMSCAND_SCAN_SLEEP_MS;
 static unsigned long kmmscand_mms_to_scan __read_mostly = KMMSCAND_MMS_TO_SCAN;
+static unsigned long kmmscand_scan_delay_ms __read_mostly =
+	KMMSCAND_SCAN_DELAY_MS;
 static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
 static bool kmmscand_smart_scan __read_mostly = true;
 /* Set at init where the architecture supports it */
@@ -1062,7 +1075,8 @@ void __kmmscand_enter(struct mm_struct *mm)
 	kmmscand_read_tuning(&t);
 	ms->state.period_ms = t.period_ms.init;
 	ms->state.size_mb = t.size_mb.init;
-	ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.init);
+	ms->next_scan = jiffies +
+			msecs_to_jiffies(READ_ONCE(kmmscand_scan_delay_ms));
 	ms->region.index = KMMSCAND_NO_REGION;
 	xa_init(&ms->history);
 
@@ -2508,6 +2522,22 @@ static ssize_t mms_to_scan_store(struct kobject *kobj,
 
 static struct kobj_attribute mms_to_scan_attr = __ATTR_RW(mms_to_scan);
 
+static ssize_t scan_delay_ms_show(struct kobject *kobj,
+				  struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_scan_delay_ms));
+}
+
+static ssize_t scan_delay_ms_store(struct kobject *kobj,
+				   struct kobj_attribute *attr,
+				   const char *buf, size_t count)
+{
+	return kmmscand_ulong_store(buf, count, &kmmscand_scan_delay_ms, 0,
+				    KMMSCAND_PERIOD_LIMIT_MS);
+}
+
+static struct kobj_attribute scan_delay_ms_attr = __ATTR_RW(scan_delay_ms);
+
 /*
  * The six knobs of the period and size ranges share one show and one store:
  * each attribute names its range and which end of the range it sets.
@@ -2679,6 +2709,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&scan_enabled_attr.attr,
 	&scan_sleep_ms_attr.attr,
 	&mms_to_scan_attr.attr,
+	&scan_delay_ms_attr.attr,
 	&mm_scan_period_ms_attr.attr.attr,
 	&scan_period_min_ms_attr.attr.attr,
 	&scan_period_max_ms_attr.attr.attr,

@@ -5,12 +5,17 @@
 # its output with "B <config> <workload>" and "E <status>" lines, which the
 # host parses (harness/kmmlib/bench.py).
 #
+# A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
+# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.
+#
 # usage: bench.sh TIERBENCH PLAN_FILE
 bin=$1
 plan=$2
 kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
 knobs="smart_scan pmd_young skip_idle_mm"
+# Every knob but scan_enabled, which each configuration sets itself.
+all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
 
 die() {
 	echo "bench.sh: $*"
@@ -22,7 +27,7 @@ die() {
 [ -d $kmm ] || die "this kernel has no kmmscand (CONFIG_KMMSCAND=n?)"
 
 # The defaults, to return to before every run.
-for k in $knobs; do
+for k in $all_knobs; do
 	eval "default_$k=$(cat $kmm/$k)"
 done
 default_rate=$(cat $rate)
@@ -33,8 +38,16 @@ echo 1 >/sys/kernel/mm/numa/demotion_enabled || die "cannot enable demotion"
 reset_config() {
 	sysctl -qw kernel.numa_balancing=0
 	echo 0 >$kmm/scan_enabled
-	for k in $knobs; do
-		eval "echo \$default_$k" >$kmm/$k
+	# Ranges refuse a min above the current max and the like: a few
+	# passes put any order of changes back.
+	for pass in 1 2 3; do
+		for k in $all_knobs; do
+			eval "echo \$default_$k" >$kmm/$k 2>/dev/null
+		done
+	done
+	for k in $all_knobs; do
+		[ "$(cat $kmm/$k)" = "$(eval "echo \$default_$k")" ] ||
+			die "cannot put $k back to its default"
 	done
 	echo "$default_rate" >$rate
 }
@@ -57,6 +70,12 @@ set_config() {
 	kmm-all-off)
 		for k in $knobs; do
 			echo 0 >$kmm/$k
+		done
+		echo 1 >$kmm/scan_enabled ;;
+	kmmscand:*)
+		for kv in $(echo "${1#kmmscand:}" | tr : ' '); do
+			echo "${kv#*=}" >"$kmm/${kv%%=*}" ||
+				die "$1: cannot set ${kv%%=*} to ${kv#*=}"
 		done
 		echo 1 >$kmm/scan_enabled ;;
 	*) die "unknown configuration $1" ;;

@@ -56,12 +56,22 @@ CONFIGS = {
     "oracle": "hot set placed on the fast node from the start",
 }
 
+# kmmscand with some knobs of /sys/kernel/mm/kmmscand set, to measure a
+# default against another value side by side.
+KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
+
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "kmm-all-off", "oracle")
 QUICK_SECONDS = 12
 
 SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
+
+
+def describe_config(name):
+    if name in CONFIGS:
+        return CONFIGS[name]
+    return "kmmscand with " + ", ".join(name.split(":")[1:])
 
 
 def make_plan(workloads, configs, quick):
@@ -281,8 +291,9 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         if w not in WORKLOADS:
             die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
     for c in configs:
-        if c not in CONFIGS:
-            die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}")
+        if c not in CONFIGS and not KNOBS_CONFIG_RE.match(c):
+            die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
+                "or kmmscand:knob=value[:knob=value...]")
     ensure_dir(BENCH_OUT)
     plan = make_plan(workloads, configs, quick)
     plan_path = os.path.join(BENCH_OUT, "plan.txt")
@@ -313,7 +324,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
               f"{res.elapsed:.0f} s")
     doc = {"header": header, "quick": quick, "seed": SEED,
            "workloads": {w: WORKLOADS[w][0] for w in workloads},
-           "configs": {c: CONFIGS[c] for c in configs},
+           "configs": {c: describe_config(c) for c in configs},
            "runs": col.runs, "table": table, "splats": len(splats)}
     json_path = os.path.join(BENCH_OUT, "bench.json")
     with open(json_path, "w", encoding="utf-8") as f:

@@ -27,6 +27,8 @@
  * cold_region_recalled:     with pmd_young, such a region is promoted
  *                           within 3 periods even in a run of the longest
  *                           skips (smart_scan_max_skips at its limit, 32)
+ * first_scan_after_delay:   a new process is first scanned scan_delay_ms
+ *                           after its fork, not a first period later
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
  *                           skip_idle_mm refuse bad input with EINVAL and
  *                           keep their value
@@ -176,6 +178,27 @@
 #define AWAKE_POLL_US		(100 * 1000)
 
 /*
+ * first_scan_after_delay forks a process with scan_delay_ms at DELAY_MS and
+ * every scan period pinned to DELAY_PERIOD_MS.  Its first scan, which only
+ * primes the hot set, comes DELAY_MS after the fork and the promoting one a
+ * period later; were the first scan a period after the fork, as before
+ * scan_delay_ms, the hot set could not move before two periods.  The
+ * deadline lies between, with seconds to spare both ways for the scan and
+ * the promotion on the debug kernel under TCG (10.6 s there, of 13 s).
+ */
+#define DELAY_MS		1000
+#define DELAY_PERIOD_MS		8000
+#define DELAY_DEADLINE_MS	(DELAY_MS + DELAY_PERIOD_MS + 4000)
+/* Its hot set: small, so that it is placed well within DELAY_MS. */
+#define DELAY_HOT_SIZE		(8 * MIB)
+#define DELAY_TEST_TIMEOUT_S	60
+/* scan_delay_ms and the periods: at most an hour. */
+#define DELAY_LIMIT_MS		(60 * 60 * 1000L)
+/* Exit codes of that process, beyond CHILD_ALLOC_FAILED */
+#define CHILD_PLACED_LATE	3
+#define CHILD_NOT_PROMOTED	4
+
+/*
  * idle_mapping_skipped: an untouched mapping of many regions, so that the
  * skip counters move by many; and how long they may take to, with the fast
  * knobs (periods of at most a second) well past the first skips.
@@ -195,6 +218,7 @@ enum knob {
 	SCAN_ENABLED,
 	SCAN_SLEEP_MS,
 	MMS_TO_SCAN,
+	SCAN_DELAY_MS,
 	MM_SCAN_PERIOD_MS,
 	SCAN_PERIOD_MIN_MS,
 	SCAN_PERIOD_MAX_MS,
@@ -214,6 +238,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[SCAN_ENABLED]		= "scan_enabled",
 	[SCAN_SLEEP_MS]		= "scan_sleep_ms",
 	[MMS_TO_SCAN]		= "mms_to_scan",
+	[SCAN_DELAY_MS]		= "scan_delay_ms",
 	[MM_SCAN_PERIOD_MS]	= "mm_scan_period_ms",
 	[SCAN_PERIOD_MIN_MS]	= "scan_period_min_ms",
 	[SCAN_PERIOD_MAX_MS]	= "scan_period_max_ms",
@@ -895,6 +920,14 @@ TEST_F_TIMEOUT(kmmscand, knobs_reject_bad_input, KNOB_TEST_TIMEOUT_S)
 				     value > 1 ? value - 1 : value + 1, value);
 	}
 
+	/* scan_delay_ms: from 0, a scan at once, up to an hour */
+	ASSERT_EQ(0, knob_read_long(SCAN_DELAY_MS, &value));
+	expect_rejected_long(_metadata, SCAN_DELAY_MS, DELAY_LIMIT_MS + 1,
+			     "over an hour");
+	expect_rejected(_metadata, SCAN_DELAY_MS, "-1", "-1 (negative)");
+	expect_accepted_then(_metadata, SCAN_DELAY_MS, 0, value);
+	expect_accepted_then(_metadata, SCAN_DELAY_MS, DELAY_LIMIT_MS, value);
+
 	/* Whatever was tried, every knob still reads a number. */
 	for (k = 0; k < NR_KNOBS; k++) {
 		int ret = knob_read_long(k, &value);
@@ -1440,6 +1473,58 @@ TEST_F_TIMEOUT(kmmscand, cold_region_recalled, RECALL_TEST_TIMEOUT_S)
 		SKIP(return, "the CPU does not set the PMD Accessed bit");
 	cold_then_hot(_metadata, self->slow, self->top, RECALL_MAX_SKIPS,
 		      RECALL_AGING_VISITS, RECALL_DEADLINE_PERIODS);
+}
+
+/*
+ * The process of first_scan_after_delay: place a hot set on node @slow,
+ * use it, and exit 0 once it is on node @top, within DELAY_DEADLINE_MS of
+ * the fork.
+ */
+static void delayed_child(int slow, int top)
+{
+	double forked = tier_now(), left_ms;
+	struct tier_region hot;
+	struct tier_share share;
+
+	if (tier_alloc_on_node(&hot, DELAY_HOT_SIZE, slow, false))
+		_exit(CHILD_ALLOC_FAILED);
+	left_ms = DELAY_DEADLINE_MS - (tier_now() - forked) * 1000;
+	if (left_ms < DELAY_DEADLINE_MS - DELAY_MS)
+		_exit(CHILD_PLACED_LATE);
+	tier_share_init(&share, &hot, top, PROMOTE_PERCENT);
+	if (!tier_wait(&hot, 1, tier_share_reached, &share,
+		       (unsigned int)left_ms))
+		_exit(CHILD_NOT_PROMOTED);
+	fprintf(stderr, "# hot set on node %d %.1f s after the fork\n", top,
+		tier_now() - forked);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(kmmscand, first_scan_after_delay, DELAY_TEST_TIMEOUT_S)
+{
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, pin_period(DELAY_PERIOD_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, DELAY_MS));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		delayed_child(self->slow, self->top);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_NE(CHILD_ALLOC_FAILED, WEXITSTATUS(status)) {
+		TH_LOG("the child could not place its hot set");
+	}
+	ASSERT_NE(CHILD_PLACED_LATE, WEXITSTATUS(status)) {
+		TH_LOG("placing the hot set took over %d ms", DELAY_MS);
+	}
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("hot set not on node %d %d ms after the fork",
+		       self->top, DELAY_DEADLINE_MS);
+	}
 }
 
 /* Text that a 0/1 knob refuses, beyond what every knob refuses. */
