@@ -577,6 +577,7 @@ struct kmmscand_region {
  * @accessed: accessed slow-tier base pages found by the scan in progress
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
+ * @eligible: the scan in progress walked a VMA that it may promote from
  * @state: the adaptive period and size
  * @region: the region the cursor is in
  * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
@@ -590,6 +591,7 @@ struct kmmscand_mm_slot {
 	unsigned long scanned;
 	unsigned long accessed;
 	unsigned long primed;
+	bool eligible;
 	struct kmmscand_scan_state state;
 	struct kmmscand_region region;
 	struct xarray history;
@@ -2090,18 +2092,36 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->scanned = 0;
 	ms->accessed = 0;
 	ms->primed = 0;
+	ms->eligible = false;
 	trace_kmmscand_scan_start(ms->slot.mm, ms->address, ms->state.period_ms,
 				  ms->state.size_mb);
 }
 
+/*
+ * A scan that could walk no VMA, all of them under a memory policy that
+ * kmmscand leaves alone or otherwise not migratable, learnt nothing about
+ * how hot the mm is: it does not adapt the period, and the next scan comes
+ * after the shortest one.  A process that binds its task policy to a node
+ * while it places its memory, then lets it go, has that memory scanned
+ * soon after, not a lengthened period later; one that stays bound costs a
+ * walk of its VMA tree per shortest period, as NUMA balancing's scan of it
+ * does per scan period.
+ */
 static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 {
 	struct kmmscand_scan_state old = ms->state;
 	struct kmmscand_tuning t;
+	unsigned long wait_ms;
 
 	kmmscand_read_tuning(&t);
-	kmmscand_update_scan_state(&ms->state, ms->accessed + ms->primed, &t);
-	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
+	if (ms->eligible) {
+		kmmscand_update_scan_state(&ms->state,
+					   ms->accessed + ms->primed, &t);
+		wait_ms = ms->state.period_ms;
+	} else {
+		wait_ms = t.period_ms.min;
+	}
+	ms->next_scan = jiffies + msecs_to_jiffies(wait_ms);
 	ms->scan_left = 0;
 
 	count_vm_event(KMMSCAND_MM_SCANS);
@@ -2144,6 +2164,7 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			cond_resched();
 			continue;
 		}
+		ms->eligible = true;
 
 		/* What was passed over costs no budget */
 		ms->scan_left -= ctl->next_addr - start - ctl->skipped;

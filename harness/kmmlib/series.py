@@ -158,8 +158,11 @@ First the preparations (vmstat counters, pgpromote_success in every mode,
 the promotion rate limit in mm/promote_limit.c with its KUnit suite), then
 kmmscand itself, its hooks and its use of the rate limit, then the
 scan-cost optimisations (the KSM schedule helper, then one patch per
-optimisation with its knob, counter and measurements), and last the
-selftests, the documentation and MAINTAINERS.
+optimisation with its knob, counter and measurements), then the changes
+that the benchmark called for (batched migration, the TLB flush after
+clearing Accessed bits, priming counted as activity, the nice level, the
+recall of cold regions by a young PMD entry, the first-scan delay), and
+last the selftests, the documentation and MAINTAINERS.
 
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
