@@ -12,6 +12,18 @@ rm -f "$out"/*.tap "$out"/*.rc
 export NUMA_TIERING_REQUIRE_TIERS=1
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 
+# A test killed by its timeout cannot disarm the fault injection it armed;
+# left armed, it would fail allocations in every later test and in this
+# script.  Probability first: the task filter still spares this shell.
+disarm_fault_injection() {
+	for d in /sys/kernel/debug/failslab /sys/kernel/debug/fail_page_alloc; do
+		[ -w "$d/probability" ] || continue
+		echo 0 >"$d/probability"
+		echo 0 >"$d/times"
+		echo N >"$d/task-filter"
+	done
+}
+
 for spec in "$@"; do
 	prog=${spec%:*}
 	secs=${spec##*:}
@@ -21,6 +33,7 @@ for spec in "$@"; do
 	rc=$?
 	echo "$rc" >"$out/$name.rc"
 	echo "KMM-TEST-END $name $rc"
+	disarm_fault_injection
 done
 
 if [ -w /sys/kernel/debug/kmemleak ]; then

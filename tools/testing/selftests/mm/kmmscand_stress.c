@@ -641,6 +641,7 @@ static const struct knob knobs[] = {
 	{ "scan_sleep_ms",	  { "1", "5", "20" },		false },
 	{ "mms_to_scan",	  { "1", "16", "4096" },	false },
 	{ "mm_scan_period_ms",	  { "10", "200", "2000" },	true },
+	{ "scan_delay_ms",	  { "0", "50", "2000" },	false },
 	{ "scan_period_min_ms",	  { "10", "100", "400" },	true },
 	{ "scan_period_max_ms",	  { "1000", "2000", "5000" },	true },
 	{ "scan_size_mb",	  { "1", "64", "4096" },	true },
@@ -747,20 +748,28 @@ static void knobs_fastest(void)
 	knob_set("mms_to_scan", "4096");
 	knob_set("scan_period_min_ms", "10");
 	knob_set("mm_scan_period_ms", "10");
+	knob_set("scan_delay_ms", "0");
 	knob_set("scan_period_max_ms", "200");
 	knob_set("mm_scan_period_ms", "50");
 	knob_set("target_node", "-1");
 	knob_set("scan_enabled", "1");
 }
 
+/* Set while fault injection may be armed: the exit paths disarm it. */
+static bool faults_armed;
+static bool faults_disarm(void);
+
+/* Leave the machine as found: knobs restored, no fault injection armed. */
 static void cleanup_at_exit(void)
 {
+	if (faults_armed)
+		faults_disarm();
 	knobs_restore();
 }
 
 static void on_signal(int sig)
 {
-	knobs_restore();
+	cleanup_at_exit();
 	signal(sig, SIG_DFL);
 	raise(sig);
 }
@@ -1670,26 +1679,57 @@ static long fault_times_left(const char *dir)
  * Arm failslab and fail_page_alloc for the tasks that set make-it-fail
  * alone.  Sleeping page allocations stay exempt: a failed page fault only
  * retries, but non-sleeping ones, the daemon's migration targets among
- * them, fail.
+ * them, fail.  The task filter goes on before the probability, so that
+ * no other task ever sees an injected failure.
  */
-static void faults_arm(bool on)
+static void faults_arm(void)
 {
 	char times[TIER_VALUE_LEN];
 	size_t i;
 
-	snprintf(times, sizeof(times), "%ld", on ? FAULT_TIMES : 0);
-	for (i = 0; i < ARRAY_SIZE(fault_dirs); i++) {
-		fault_dir_set(fault_dirs[i], "verbose", "0");
-		fault_dir_set(fault_dirs[i], "task-filter", on ? "Y" : "N");
-		fault_dir_set(fault_dirs[i], "interval", "1");
-		fault_dir_set(fault_dirs[i], "times", times);
-		fault_dir_set(fault_dirs[i], "probability",
-			      on ? FAULT_PROBABILITY_STR : "0");
-	}
+	snprintf(times, sizeof(times), "%ld", FAULT_TIMES);
 	fault_dir_set(DEBUGFS "/failslab", "ignore-gfp-wait", "N");
 	fault_dir_set(DEBUGFS "/fail_page_alloc", "ignore-gfp-wait", "Y");
 	fault_dir_set(DEBUGFS "/fail_page_alloc", "ignore-gfp-highmem", "N");
 	fault_dir_set(DEBUGFS "/fail_page_alloc", "min-order", "0");
+	for (i = 0; i < ARRAY_SIZE(fault_dirs); i++) {
+		fault_dir_set(fault_dirs[i], "verbose", "0");
+		fault_dir_set(fault_dirs[i], "task-filter", "Y");
+		fault_dir_set(fault_dirs[i], "interval", "1");
+		fault_dir_set(fault_dirs[i], "times", times);
+		fault_dir_set(fault_dirs[i], "probability",
+			      FAULT_PROBABILITY_STR);
+	}
+}
+
+/*
+ * Disarm in the reverse order: probability 0 while the filter still
+ * spares this task, and only then lift the filter.  Lifting it first
+ * would let the next write fail, and leave every task in the machine
+ * failing allocations until the end of the run.  Returns false if a
+ * probability could not be zeroed.
+ */
+static bool faults_disarm(void)
+{
+	bool ok = true;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(fault_dirs); i++) {
+		char path[256];
+		long v = -1;
+
+		fault_dir_set(fault_dirs[i], "probability", "0");
+		fault_dir_set(fault_dirs[i], "times", "0");
+		snprintf(path, sizeof(path), "%s/probability", fault_dirs[i]);
+		if (tier_read_long(path, &v) || v) {
+			ksft_print_msg("%s: probability %ld, not 0\n",
+				       fault_dirs[i], v);
+			ok = false;
+			continue;
+		}
+		fault_dir_set(fault_dirs[i], "task-filter", "N");
+	}
+	return ok;
 }
 
 /* The pid of the kmmscand thread, or -1. */
@@ -1744,7 +1784,8 @@ static bool case_fault_injection(unsigned long *injected)
 			       DEBUGFS);
 		return true;
 	}
-	faults_arm(true);
+	faults_armed = true;
+	faults_arm();
 	if (daemon > 0)
 		set_make_it_fail(daemon, true);
 	ok = run_workers("fault_injection", faulty_worker, FAULT_WORKERS, true);
@@ -1757,8 +1798,8 @@ static bool case_fault_injection(unsigned long *injected)
 			       fault_dirs[i], FAULT_TIMES - left);
 		*injected += FAULT_TIMES - left;
 	}
-	faults_arm(false);
-	return ok;
+	faults_armed = !faults_disarm();
+	return ok && !faults_armed;
 }
 
 /* ------------------------------------------------------------ knobs */
