@@ -49,7 +49,10 @@
  * room, and nothing is promoted.
  *
  * The period and size of the next scan of an mm adapt to what the previous
- * two scans found, see kmmscand_update_scan_state().
+ * two scans found, see kmmscand_update_scan_state().  A new mm is first
+ * scanned scan_delay_ms after its exec or fork.  A scan that could walk no
+ * VMA learns nothing: it leaves the period alone, and the next scan comes
+ * after the shortest period (see kmmscand_end_scan()).
  *
  * Locking.  Nesting, where locks nest at all, is in the order listed.
  *
@@ -117,12 +120,12 @@
  * Passing over a region costs one lookup and no scan budget (scan_size_mb
  * counts the address space actually read).
  *
- * The history of a region is 16 bits (KMMSCAND_HIST_*), kept in chunks of
+ * The history of a region is 32 bits (KMMSCAND_HIST_*), kept in chunks of
  * KMMSCAND_HIST_CHUNK_REGIONS regions that are allocated on the first
  * visit to any region they cover and held in an xarray indexed by chunk.
- * With 4 KiB pages a chunk is 1 KiB and covers 1 GiB of address space, so
- * the history costs 1 KiB per GiB of address space that holds scanned
- * memory (a 2048th of the PTE tables that map it), plus one 576-byte
+ * With 4 KiB pages a chunk is 2 KiB and covers 1 GiB of address space, so
+ * the history costs 2 KiB per GiB of address space that holds scanned
+ * memory (a 1024th of the PTE tables that map it), plus one 576-byte
  * xarray node per 64 chunks.  It belongs to the mm's slot and is freed
  * with it.  Only the kmmscand thread reads or writes it.
  *
@@ -143,12 +146,14 @@
  *
  * - Translations the TLB already holds are used without a walk, so they
  *   set neither bit; the flush that ends a scan step that cleared any bit
- *   (kmmscand_flush_tlb()) drops them, for both.  A PMD entry cached in
- *   the paging-structure caches while its bit was set lets the CPU walk to
- *   the PTEs, and set their bits, without setting the PMD's again; MGLRU
- *   clears the bit too, and does not always read the table then.  So the
- *   bit can be stale, and a table is passed over for an old PMD entry at
- *   most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row.
+ *   (kmmscand_flush_tlb()) drops them, for both, and the paging-structure
+ *   caches with them.  Until that flush, a PMD entry cached there while
+ *   its bit was set lets the CPU walk to the PTEs, and set their bits,
+ *   without setting the PMD's again; MGLRU's aging clears the bit too,
+ *   with no flush, and does not always read the table then.  So the bit
+ *   can be stale, until the next TLB miss in the table, and a table is
+ *   passed over for an old PMD entry at most KMMSCAND_PMD_OLD_MAX_SKIPS
+ *   visits in a row.
  * - A PMD entry that maps a THP is a leaf: its Accessed bit is the THP's,
  *   tested and cleared as always, and never a reason to pass over.
  * - Secondary MMUs (KVM and other MMU notifier users) do not set the bit,
@@ -419,7 +424,7 @@
 #define KMMSCAND_SMART_SCAN_SKIPS_LIMIT	32
 
 /*
- * The 16-bit history of a region.  A zero history is a region never
+ * The 32-bit history of a region.  A zero history is a region never
  * visited.
  *
  * KMMSCAND_HIST_AGE: visits since the region was last started over,
@@ -432,7 +437,7 @@
  * KMMSCAND_HIST_NO_SLOW: the last read of the region found no slow-tier
  * folio.
  * KMMSCAND_HIST_PMD_OLD: visits in a row that passed over the PTE table of
- * the region because its PMD entry was old; two bits hold
+ * the region because its PMD entry was old; three bits hold
  * KMMSCAND_PMD_OLD_MAX_SKIPS.
  * KMMSCAND_HIST_PMD_NOISY: the last read of the region found its PMD entry
  * young but no accessed slow-tier folio beneath it, so something else
@@ -443,25 +448,28 @@
 #define KMMSCAND_HIST_SKIPS		GENMASK(10, 5)
 #define KMMSCAND_HIST_PRIMED		BIT(11)
 #define KMMSCAND_HIST_NO_SLOW		BIT(12)
-#define KMMSCAND_HIST_PMD_OLD		GENMASK(14, 13)
-#define KMMSCAND_HIST_PMD_NOISY		BIT(15)
+#define KMMSCAND_HIST_PMD_NOISY		BIT(13)
+#define KMMSCAND_HIST_PMD_OLD		GENMASK(16, 14)
 
 /*
  * KMMSCAND_HIST_CHUNK_REGIONS: histories are allocated this many regions
- * at a time: 1 KiB, which covers the 1 GiB that one PMD table maps with
+ * at a time: 2 KiB, which covers the 1 GiB that one PMD table maps with
  * 4 KiB pages, so that a densely used address space wastes nothing and a
- * sparse one at most 1 KiB per GiB it touches.
+ * sparse one at most 2 KiB per GiB it touches.
  */
 #define KMMSCAND_HIST_CHUNK_REGIONS	512
 
 /*
  * KMMSCAND_PMD_OLD_MAX_SKIPS: how many visits in a row may pass over a PTE
  * table because its PMD entry is old.  The bit can be stale (see "kmmscand
- * and the Accessed bit of PMD entries"); reading the table at least every
- * fourth visit bounds the delay that causes, and still saves three reads
- * in four of a cold table before smart scan takes over.
+ * and the Accessed bit of PMD entries"), but only until the next TLB miss
+ * in the table, which a table in use soon takes: reading the table at
+ * least every eighth visit bounds the delay for one that is not.  Every
+ * fourth visit, the bound first chosen, read each table of a large idle
+ * mapping a second time within 20 s: half the PTEs examined there, for
+ * no promotion sooner.
  */
-#define KMMSCAND_PMD_OLD_MAX_SKIPS	3
+#define KMMSCAND_PMD_OLD_MAX_SKIPS	7
 
 /* kmmscand_region.index when the cursor is in no region */
 #define KMMSCAND_NO_REGION		ULONG_MAX
@@ -521,7 +529,7 @@ struct kmmscand_scan_state {
  * @region: one history per region, see KMMSCAND_HIST_*
  */
 struct kmmscand_hist_chunk {
-	u16 region[KMMSCAND_HIST_CHUNK_REGIONS];
+	u32 region[KMMSCAND_HIST_CHUNK_REGIONS];
 };
 
 /**
@@ -556,7 +564,7 @@ enum kmmscand_visit {
  */
 struct kmmscand_region {
 	unsigned long index;
-	u16 *hist;
+	u32 *hist;
 	enum kmmscand_visit visit;
 	enum kmmscand_skip_reason reason;
 	bool slow;
@@ -894,7 +902,7 @@ static bool kmmscand_mpol_allows(const struct mempolicy *pol)
 }
 
 /* How a visit that reads a region with history @hist reads it */
-static enum kmmscand_visit kmmscand_read_visit(u16 hist)
+static enum kmmscand_visit kmmscand_read_visit(u32 hist)
 {
 	return hist & KMMSCAND_HIST_PRIMED ? KMMSCAND_VISIT_SCAN :
 					     KMMSCAND_VISIT_PRIME;
@@ -917,17 +925,17 @@ static enum kmmscand_visit kmmscand_read_visit(u16 hist)
  * read it: KMMSCAND_VISIT_SCAN if it is primed, KMMSCAND_VISIT_PRIME if
  * not.
  */
-static enum kmmscand_visit kmmscand_region_visit(u16 *hist, bool smart,
+static enum kmmscand_visit kmmscand_region_visit(u32 *hist, bool smart,
 						 unsigned int max_skips)
 {
-	u16 h = *hist;
-	unsigned int age = u16_get_bits(h, KMMSCAND_HIST_AGE);
-	unsigned int skips = u16_get_bits(h, KMMSCAND_HIST_SKIPS);
+	u32 h = *hist;
+	unsigned int age = u32_get_bits(h, KMMSCAND_HIST_AGE);
+	unsigned int skips = u32_get_bits(h, KMMSCAND_HIST_SKIPS);
 	bool skip = false;
 
 	if (smart && h) {
 		if (age < FIELD_MAX(KMMSCAND_HIST_AGE))
-			h = u16_replace_bits(h, age + 1, KMMSCAND_HIST_AGE);
+			h = u32_replace_bits(h, age + 1, KMMSCAND_HIST_AGE);
 		skips = min(skips, max_skips);
 		if (age >= SMART_SCAN_MIN_AGE) {
 			skip = skips;
@@ -936,7 +944,7 @@ static enum kmmscand_visit kmmscand_region_visit(u16 *hist, bool smart,
 			else
 				skips = smart_scan_skips(age, max_skips);
 		}
-		*hist = u16_replace_bits(h, skips, KMMSCAND_HIST_SKIPS);
+		*hist = u32_replace_bits(h, skips, KMMSCAND_HIST_SKIPS);
 	}
 
 	if (skip)
@@ -956,10 +964,10 @@ static enum kmmscand_visit kmmscand_region_visit(u16 *hist, bool smart,
  * slow-tier memory was just primed, or was found accessed, starts over.
  * Otherwise the visit has aged the region already.
  */
-static void kmmscand_region_done(u16 *hist, enum kmmscand_visit visit,
+static void kmmscand_region_done(u32 *hist, enum kmmscand_visit visit,
 				 bool slow, bool accessed)
 {
-	u16 h = *hist;
+	u32 h = *hist;
 
 	if (!slow) {
 		h &= ~KMMSCAND_HIST_PRIMED;
@@ -979,15 +987,15 @@ static void kmmscand_region_done(u16 *hist, enum kmmscand_visit visit,
  * below the PMD entry has been used since the table was last read.  At
  * most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row pass over it.
  */
-static bool kmmscand_pmd_visit(u16 *hist, bool young)
+static bool kmmscand_pmd_visit(u32 *hist, bool young)
 {
-	unsigned int old = u16_get_bits(*hist, KMMSCAND_HIST_PMD_OLD);
+	unsigned int old = u32_get_bits(*hist, KMMSCAND_HIST_PMD_OLD);
 
 	if (young || old >= KMMSCAND_PMD_OLD_MAX_SKIPS) {
-		*hist = u16_replace_bits(*hist, 0, KMMSCAND_HIST_PMD_OLD);
+		*hist = u32_replace_bits(*hist, 0, KMMSCAND_HIST_PMD_OLD);
 		return true;
 	}
-	*hist = u16_replace_bits(*hist, old + 1, KMMSCAND_HIST_PMD_OLD);
+	*hist = u32_replace_bits(*hist, old + 1, KMMSCAND_HIST_PMD_OLD);
 	return false;
 }
 
@@ -1005,7 +1013,7 @@ static bool kmmscand_pmd_visit(u16 *hist, bool young)
  *
  * Return: true to read the region on this visit.
  */
-static bool kmmscand_pmd_recalls(u16 hist, bool young)
+static bool kmmscand_pmd_recalls(u32 hist, bool young)
 {
 	return young &&
 	       !(hist & (KMMSCAND_HIST_NO_SLOW | KMMSCAND_HIST_PMD_NOISY));
@@ -1023,7 +1031,7 @@ static bool kmmscand_pmd_recalls(u16 hist, bool young)
  * was not accessed.  A priming read says nothing either way: the bits it
  * finds tell when the memory was populated.
  */
-static void kmmscand_pmd_read_done(u16 *hist, enum kmmscand_visit visit,
+static void kmmscand_pmd_read_done(u32 *hist, enum kmmscand_visit visit,
 				   bool young, bool slow, bool accessed)
 {
 	if (visit == KMMSCAND_VISIT_SCAN && young && slow && !accessed)
@@ -1847,7 +1855,7 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
  * NULL if that fails: the region is then read, and primed, on every visit
  * until a chunk can be had.
  */
-static u16 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
+static u32 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 				 unsigned long index)
 {
 	unsigned long nr = index / KMMSCAND_HIST_CHUNK_REGIONS;
@@ -2510,54 +2518,88 @@ static ssize_t scan_enabled_store(struct kobject *kobj,
 
 static struct kobj_attribute scan_enabled_attr = __ATTR_RW(scan_enabled);
 
-static ssize_t scan_sleep_ms_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
+/*
+ * The knobs that are a number in a fixed range share one show and one
+ * store: each attribute names its variable and the range it takes.
+ */
+struct kmmscand_ulong_attr {
+	struct kobj_attribute attr;
+	unsigned long *knob;
+	unsigned long lo;
+	unsigned long hi;
+};
+
+static const struct kmmscand_ulong_attr *to_ulong_attr(struct kobj_attribute *attr)
 {
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_scan_sleep_ms));
+	return container_of(attr, struct kmmscand_ulong_attr, attr);
 }
 
-static ssize_t scan_sleep_ms_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
+static ssize_t ulong_knob_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
 {
-	return kmmscand_ulong_store(buf, count, &kmmscand_scan_sleep_ms,
-				    KMMSCAND_SLEEP_FLOOR_MS,
-				    KMMSCAND_PERIOD_LIMIT_MS);
+	return sysfs_emit(buf, "%lu\n", READ_ONCE(*to_ulong_attr(attr)->knob));
 }
 
-static struct kobj_attribute scan_sleep_ms_attr = __ATTR_RW(scan_sleep_ms);
-
-static ssize_t mms_to_scan_show(struct kobject *kobj,
-				struct kobj_attribute *attr, char *buf)
+static ssize_t ulong_knob_store(struct kobject *kobj,
+				struct kobj_attribute *attr,
+				const char *buf, size_t count)
 {
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_mms_to_scan));
+	const struct kmmscand_ulong_attr *ua = to_ulong_attr(attr);
+
+	return kmmscand_ulong_store(buf, count, ua->knob, ua->lo, ua->hi);
 }
 
-static ssize_t mms_to_scan_store(struct kobject *kobj,
-				 struct kobj_attribute *attr,
-				 const char *buf, size_t count)
+#define KMMSCAND_ULONG_ATTR(_name, _knob, _lo, _hi)			\
+	static struct kmmscand_ulong_attr _name##_attr = {		\
+		.attr = __ATTR(_name, 0644, ulong_knob_show,		\
+			       ulong_knob_store),			\
+		.knob = &(_knob),					\
+		.lo = (_lo),						\
+		.hi = (_hi),						\
+	}
+
+KMMSCAND_ULONG_ATTR(scan_sleep_ms, kmmscand_scan_sleep_ms,
+		    KMMSCAND_SLEEP_FLOOR_MS, KMMSCAND_PERIOD_LIMIT_MS);
+KMMSCAND_ULONG_ATTR(mms_to_scan, kmmscand_mms_to_scan, 1,
+		    KMMSCAND_MMS_LIMIT);
+KMMSCAND_ULONG_ATTR(scan_delay_ms, kmmscand_scan_delay_ms, 0,
+		    KMMSCAND_PERIOD_LIMIT_MS);
+KMMSCAND_ULONG_ATTR(smart_scan_max_skips, kmmscand_smart_scan_max_skips, 1,
+		    KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+
+/* Likewise the switches that take 0 or 1 wherever they exist */
+struct kmmscand_bool_attr {
+	struct kobj_attribute attr;
+	bool *knob;
+};
+
+static const struct kmmscand_bool_attr *to_bool_attr(struct kobj_attribute *attr)
 {
-	return kmmscand_ulong_store(buf, count, &kmmscand_mms_to_scan, 1,
-				    KMMSCAND_MMS_LIMIT);
+	return container_of(attr, struct kmmscand_bool_attr, attr);
 }
 
-static struct kobj_attribute mms_to_scan_attr = __ATTR_RW(mms_to_scan);
-
-static ssize_t scan_delay_ms_show(struct kobject *kobj,
-				  struct kobj_attribute *attr, char *buf)
+static ssize_t bool_knob_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%lu\n", READ_ONCE(kmmscand_scan_delay_ms));
+	return sysfs_emit(buf, "%d\n", READ_ONCE(*to_bool_attr(attr)->knob));
 }
 
-static ssize_t scan_delay_ms_store(struct kobject *kobj,
-				   struct kobj_attribute *attr,
-				   const char *buf, size_t count)
+static ssize_t bool_knob_store(struct kobject *kobj,
+			       struct kobj_attribute *attr,
+			       const char *buf, size_t count)
 {
-	return kmmscand_ulong_store(buf, count, &kmmscand_scan_delay_ms, 0,
-				    KMMSCAND_PERIOD_LIMIT_MS);
+	return kmmscand_bool_store(buf, count, to_bool_attr(attr)->knob);
 }
 
-static struct kobj_attribute scan_delay_ms_attr = __ATTR_RW(scan_delay_ms);
+#define KMMSCAND_BOOL_ATTR(_name, _knob)				\
+	static struct kmmscand_bool_attr _name##_attr = {		\
+		.attr = __ATTR(_name, 0644, bool_knob_show,		\
+			       bool_knob_store),			\
+		.knob = &(_knob),					\
+	}
+
+KMMSCAND_BOOL_ATTR(smart_scan, kmmscand_smart_scan);
+KMMSCAND_BOOL_ATTR(skip_idle_mm, kmmscand_skip_idle_mm);
 
 /*
  * The six knobs of the period and size ranges share one show and one store:
@@ -2657,40 +2699,6 @@ static ssize_t target_node_store(struct kobject *kobj,
 
 static struct kobj_attribute target_node_attr = __ATTR_RW(target_node);
 
-static ssize_t smart_scan_show(struct kobject *kobj,
-			       struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_smart_scan));
-}
-
-static ssize_t smart_scan_store(struct kobject *kobj,
-				struct kobj_attribute *attr,
-				const char *buf, size_t count)
-{
-	return kmmscand_bool_store(buf, count, &kmmscand_smart_scan);
-}
-
-static struct kobj_attribute smart_scan_attr = __ATTR_RW(smart_scan);
-
-static ssize_t smart_scan_max_skips_show(struct kobject *kobj,
-					 struct kobj_attribute *attr,
-					 char *buf)
-{
-	return sysfs_emit(buf, "%lu\n",
-			  READ_ONCE(kmmscand_smart_scan_max_skips));
-}
-
-static ssize_t smart_scan_max_skips_store(struct kobject *kobj,
-					  struct kobj_attribute *attr,
-					  const char *buf, size_t count)
-{
-	return kmmscand_ulong_store(buf, count, &kmmscand_smart_scan_max_skips,
-				    1, KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
-}
-
-static struct kobj_attribute smart_scan_max_skips_attr =
-	__ATTR_RW(smart_scan_max_skips);
-
 static ssize_t pmd_young_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
 {
@@ -2711,26 +2719,11 @@ static ssize_t pmd_young_store(struct kobject *kobj,
 
 static struct kobj_attribute pmd_young_attr = __ATTR_RW(pmd_young);
 
-static ssize_t skip_idle_mm_show(struct kobject *kobj,
-				 struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%d\n", READ_ONCE(kmmscand_skip_idle_mm));
-}
-
-static ssize_t skip_idle_mm_store(struct kobject *kobj,
-				  struct kobj_attribute *attr,
-				  const char *buf, size_t count)
-{
-	return kmmscand_bool_store(buf, count, &kmmscand_skip_idle_mm);
-}
-
-static struct kobj_attribute skip_idle_mm_attr = __ATTR_RW(skip_idle_mm);
-
 static struct attribute *kmmscand_attrs[] = {
 	&scan_enabled_attr.attr,
-	&scan_sleep_ms_attr.attr,
-	&mms_to_scan_attr.attr,
-	&scan_delay_ms_attr.attr,
+	&scan_sleep_ms_attr.attr.attr,
+	&mms_to_scan_attr.attr.attr,
+	&scan_delay_ms_attr.attr.attr,
 	&mm_scan_period_ms_attr.attr.attr,
 	&scan_period_min_ms_attr.attr.attr,
 	&scan_period_max_ms_attr.attr.attr,
@@ -2739,10 +2732,10 @@ static struct attribute *kmmscand_attrs[] = {
 	&scan_size_max_mb_attr.attr.attr,
 	&min_accessed_pages_attr.attr,
 	&target_node_attr.attr,
-	&smart_scan_attr.attr,
-	&smart_scan_max_skips_attr.attr,
+	&smart_scan_attr.attr.attr,
+	&smart_scan_max_skips_attr.attr.attr,
 	&pmd_young_attr.attr,
-	&skip_idle_mm_attr.attr,
+	&skip_idle_mm_attr.attr.attr,
 	NULL,
 };
 

@@ -161,8 +161,10 @@ scan-cost optimisations (the KSM schedule helper, then one patch per
 optimisation with its knob, counter and measurements), then the changes
 that the benchmark called for (batched migration, the TLB flush after
 clearing Accessed bits, priming counted as activity, the nice level, the
-recall of cold regions by a young PMD entry, the first-scan delay), and
-last the selftests, the documentation and MAINTAINERS.
+recall of cold regions by a young PMD entry, the first-scan delay, the
+quick retry of a scan that could walk no VMA, fewer reads of PTE tables
+under an old PMD entry), a cleanup of the knobs' sysfs code, and last the
+selftests, the documentation and MAINTAINERS.
 
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}

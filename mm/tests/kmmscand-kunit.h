@@ -308,14 +308,14 @@ static void kmmscand_test_hist_encoding(struct kunit *test)
 	};
 	unsigned long all = 0;
 	unsigned int i;
-	u16 h;
+	u32 h;
 
-	/* The fields are disjoint and fit in the 16 bits of a history */
+	/* The fields are disjoint and fit in the 32 bits of a history */
 	for (i = 0; i < ARRAY_SIZE(fields); i++) {
 		KUNIT_EXPECT_EQ(test, all & fields[i], 0UL);
 		all |= fields[i];
 	}
-	KUNIT_EXPECT_EQ(test, all & ~(unsigned long)U16_MAX, 0UL);
+	KUNIT_EXPECT_EQ(test, all & ~(unsigned long)U32_MAX, 0UL);
 
 	/* They hold the largest values the schedule needs */
 	KUNIT_EXPECT_GE(test, FIELD_MAX(KMMSCAND_HIST_SKIPS),
@@ -326,18 +326,18 @@ static void kmmscand_test_hist_encoding(struct kunit *test)
 	KUNIT_EXPECT_GE(test, FIELD_MAX(KMMSCAND_HIST_PMD_OLD),
 			KMMSCAND_PMD_OLD_MAX_SKIPS);
 
-	/* A chunk is two bytes per region, 1 KiB per GiB with 4 KiB pages */
+	/* A chunk is four bytes per region, 2 KiB per GiB with 4 KiB pages */
 	KUNIT_EXPECT_EQ(test, sizeof(struct kmmscand_hist_chunk),
-			KMMSCAND_HIST_CHUNK_REGIONS * sizeof(u16));
+			KMMSCAND_HIST_CHUNK_REGIONS * sizeof(u32));
 
 	/* Round trip of every field at its largest value */
-	h = u16_replace_bits(0, FIELD_MAX(KMMSCAND_HIST_AGE), KMMSCAND_HIST_AGE);
-	h = u16_replace_bits(h, KMMSCAND_SMART_SCAN_SKIPS_LIMIT,
+	h = u32_replace_bits(0, FIELD_MAX(KMMSCAND_HIST_AGE), KMMSCAND_HIST_AGE);
+	h = u32_replace_bits(h, KMMSCAND_SMART_SCAN_SKIPS_LIMIT,
 			     KMMSCAND_HIST_SKIPS);
 	h |= KMMSCAND_HIST_PRIMED;
-	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_AGE),
+	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_AGE),
 			FIELD_MAX(KMMSCAND_HIST_AGE));
-	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_SKIPS),
+	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_SKIPS),
 			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
 	KUNIT_EXPECT_TRUE(test, h & KMMSCAND_HIST_PRIMED);
 	KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_NO_SLOW);
@@ -348,7 +348,7 @@ static void kmmscand_test_hist_encoding(struct kunit *test)
  * the lengths of the runs of visits that passed over it.  Return the
  * number of runs.
  */
-static unsigned int kmmscand_test_cold_runs(struct kunit *test, u16 *hist,
+static unsigned int kmmscand_test_cold_runs(struct kunit *test, u32 *hist,
 					    unsigned int max_skips,
 					    unsigned int nr,
 					    unsigned int *runs,
@@ -378,13 +378,13 @@ static void kmmscand_test_schedule(struct kunit *test)
 	static const unsigned int limit[] = { 1, 2, 4, 8, 16, 32, 32 };
 	unsigned int runs[8], n, i;
 	enum kmmscand_visit v;
-	u16 h = 0;
+	u32 h = 0;
 
 	/* A new region is primed, and is not aged by that */
 	v = kmmscand_region_visit(&h, true, 8);
 	KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_PRIME);
 	kmmscand_region_done(&h, v, true, true);
-	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, h, (u32)KMMSCAND_HIST_PRIMED);
 
 	/* Read at ages 0 to 3, then passed over for 1, 2, 4, 8, 8, ... */
 	for (i = 0; i < SMART_SCAN_MIN_AGE + 1; i++) {
@@ -404,7 +404,7 @@ static void kmmscand_test_schedule(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, n, (unsigned int)ARRAY_SIZE(limit));
 	for (i = 0; i < n; i++)
 		KUNIT_EXPECT_EQ(test, runs[i], limit[i]);
-	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_AGE),
+	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_AGE),
 			FIELD_MAX(KMMSCAND_HIST_AGE));
 }
 
@@ -412,21 +412,21 @@ static void kmmscand_test_access_starts_over(struct kunit *test)
 {
 	unsigned int i;
 	enum kmmscand_visit v;
-	u16 h = KMMSCAND_HIST_PRIMED;
+	u32 h = KMMSCAND_HIST_PRIMED;
 
 	for (i = 0; i < 20; i++) {
 		v = kmmscand_region_visit(&h, true, 8);
 		if (v != KMMSCAND_VISIT_SKIP)
 			kmmscand_region_done(&h, v, true, false);
 	}
-	KUNIT_EXPECT_GT(test, u16_get_bits(h, KMMSCAND_HIST_AGE), 8);
+	KUNIT_EXPECT_GT(test, u32_get_bits(h, KMMSCAND_HIST_AGE), 8);
 
 	/* Run the region out of skips, then find an access in it */
 	do {
 		v = kmmscand_region_visit(&h, true, 8);
 	} while (v == KMMSCAND_VISIT_SKIP);
 	kmmscand_region_done(&h, v, true, true);
-	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, h, (u32)KMMSCAND_HIST_PRIMED);
 	for (i = 0; i < SMART_SCAN_MIN_AGE + 1; i++)
 		KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
 				KMMSCAND_VISIT_SCAN);
@@ -436,7 +436,7 @@ static void kmmscand_test_no_slow_tier(struct kunit *test)
 {
 	unsigned int i, skipped = 0;
 	enum kmmscand_visit v;
-	u16 h = 0;
+	u32 h = 0;
 
 	/* No slow-tier memory: remembered, and aged like a cold region */
 	for (i = 0; i < 30; i++) {
@@ -458,7 +458,7 @@ static void kmmscand_test_no_slow_tier(struct kunit *test)
 	} while (v == KMMSCAND_VISIT_SKIP);
 	KUNIT_EXPECT_EQ(test, v, KMMSCAND_VISIT_PRIME);
 	kmmscand_region_done(&h, v, true, true);
-	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, h, (u32)KMMSCAND_HIST_PRIMED);
 	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 8),
 			KMMSCAND_VISIT_SCAN);
 
@@ -470,10 +470,10 @@ static void kmmscand_test_no_slow_tier(struct kunit *test)
 
 static void kmmscand_test_smart_scan_off(struct kunit *test)
 {
-	u16 h = u16_replace_bits(KMMSCAND_HIST_PRIMED, 20, KMMSCAND_HIST_AGE);
-	u16 before;
+	u32 h = u32_replace_bits(KMMSCAND_HIST_PRIMED, 20, KMMSCAND_HIST_AGE);
+	u32 before;
 
-	h = u16_replace_bits(h, 5, KMMSCAND_HIST_SKIPS);
+	h = u32_replace_bits(h, 5, KMMSCAND_HIST_SKIPS);
 	before = h;
 	/* Read every time, and the history does not move */
 	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, false, 8),
@@ -481,19 +481,19 @@ static void kmmscand_test_smart_scan_off(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, h, before);
 
 	/* Skips left from a higher cap are cut to the current one */
-	h = u16_replace_bits(h, 30, KMMSCAND_HIST_SKIPS);
+	h = u32_replace_bits(h, 30, KMMSCAND_HIST_SKIPS);
 	KUNIT_EXPECT_EQ(test, kmmscand_region_visit(&h, true, 2),
 			KMMSCAND_VISIT_SKIP);
-	KUNIT_EXPECT_EQ(test, u16_get_bits(h, KMMSCAND_HIST_SKIPS), 1);
+	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_SKIPS), 1);
 }
 
 static void kmmscand_test_pmd_old(struct kunit *test)
 {
-	u16 h = KMMSCAND_HIST_PRIMED, rest;
+	u32 h = KMMSCAND_HIST_PRIMED, rest;
 	unsigned int i, round;
 
-	h = u16_replace_bits(h, 7, KMMSCAND_HIST_AGE);
-	h = u16_replace_bits(h, 2, KMMSCAND_HIST_SKIPS);
+	h = u32_replace_bits(h, 7, KMMSCAND_HIST_AGE);
+	h = u32_replace_bits(h, 2, KMMSCAND_HIST_SKIPS);
 	rest = h;
 
 	/* Young: read, every time */
@@ -517,7 +517,7 @@ static void kmmscand_test_pmd_old(struct kunit *test)
 }
 
 /* Age a primed region until smart scan passes over it */
-static void kmmscand_test_make_cold(struct kunit *test, u16 *hist)
+static void kmmscand_test_make_cold(struct kunit *test, u32 *hist)
 {
 	enum kmmscand_visit v;
 	unsigned int i;
@@ -536,13 +536,13 @@ static void kmmscand_test_make_cold(struct kunit *test, u16 *hist)
 	} while (v == KMMSCAND_VISIT_SKIP);
 	kmmscand_region_done(hist, v, true, false);
 	kmmscand_pmd_read_done(hist, v, false, true, false);
-	KUNIT_ASSERT_EQ(test, u16_get_bits(*hist, KMMSCAND_HIST_SKIPS), 8);
+	KUNIT_ASSERT_EQ(test, u32_get_bits(*hist, KMMSCAND_HIST_SKIPS), 8);
 }
 
 static void kmmscand_test_pmd_recalls(struct kunit *test)
 {
 	enum kmmscand_visit v;
-	u16 h;
+	u32 h;
 
 	/* A cold region whose PMD entry turns young is read, and primed */
 	kmmscand_test_make_cold(test, &h);
@@ -553,7 +553,7 @@ static void kmmscand_test_pmd_recalls(struct kunit *test)
 	/* Found accessed: it starts over, and the entry is no noise */
 	kmmscand_region_done(&h, KMMSCAND_VISIT_SCAN, true, true);
 	kmmscand_pmd_read_done(&h, KMMSCAND_VISIT_SCAN, true, true, true);
-	KUNIT_EXPECT_EQ(test, h, (u16)KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, h, (u32)KMMSCAND_HIST_PRIMED);
 
 	/* Young, yet nothing slow accessed: noise, no more recalls */
 	kmmscand_test_make_cold(test, &h);

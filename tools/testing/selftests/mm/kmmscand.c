@@ -29,6 +29,9 @@
  *                           skips (smart_scan_max_skips at its limit, 32)
  * first_scan_after_delay:   a new process is first scanned scan_delay_ms
  *                           after its fork, not a first period later
+ * rescan_after_bound_start: a process that starts under a task MPOL_BIND
+ *                           and then drops it is scanned again within the
+ *                           shortest period, not a lengthened one later
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
  *                           skip_idle_mm refuse bad input with EINVAL and
  *                           keep their value
@@ -197,6 +200,25 @@
 /* Exit codes of that process, beyond CHILD_ALLOC_FAILED */
 #define CHILD_PLACED_LATE	3
 #define CHILD_NOT_PROMOTED	4
+
+/*
+ * rescan_after_bound_start forks a process that binds its task policy to
+ * the slow node, places its hot set there and keeps using it for
+ * RETRY_BIND_MS, then drops the policy.  Its first scan, RETRY_DELAY_MS
+ * after the fork, can walk no VMA.  With the periods from RETRY_MIN_MS up
+ * to RETRY_PERIOD_MS, that scan must leave the period alone and the scans
+ * come every RETRY_MIN_MS: the first one after the drop primes the hot
+ * set, and the next, an eighth of the period later (activity appeared),
+ * promotes it, about 3 s after the fork.  Had the empty scan counted as
+ * an idle one, the next scan would come RETRY_PERIOD_MS after it and the
+ * hot set could not move before 13 s.  The deadline lies between.
+ */
+#define RETRY_DELAY_MS		300
+#define RETRY_MIN_MS		500
+#define RETRY_PERIOD_MS		12000
+#define RETRY_BIND_MS		1500
+#define RETRY_DEADLINE_MS	8000
+#define RETRY_TEST_TIMEOUT_S	60
 
 /*
  * idle_mapping_skipped: an untouched mapping of many regions, so that the
@@ -1524,6 +1546,76 @@ TEST_F_TIMEOUT(kmmscand, first_scan_after_delay, DELAY_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, WEXITSTATUS(status)) {
 		TH_LOG("hot set not on node %d %d ms after the fork",
 		       self->top, DELAY_DEADLINE_MS);
+	}
+}
+
+/*
+ * The process of rescan_after_bound_start: place a hot set on node @slow
+ * under a task policy bound to it, keep using it until RETRY_BIND_MS after
+ * the fork, drop the policy, and exit 0 once the set is on node @top,
+ * within RETRY_DEADLINE_MS of the fork.
+ */
+static void bound_child(int slow, int top)
+{
+	unsigned long mask = 1UL << slow;
+	double forked = tier_now(), left_ms;
+	struct tier_region hot;
+	struct tier_share share;
+
+	if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
+		_exit(CHILD_ALLOC_FAILED);
+	hot.size = DELAY_HOT_SIZE;
+	hot.addr = mmap(NULL, hot.size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hot.addr == MAP_FAILED ||
+	    (madvise(hot.addr, hot.size, MADV_NOHUGEPAGE) && errno != EINVAL))
+		_exit(CHILD_ALLOC_FAILED);
+	memset(hot.addr, 1, hot.size);
+	/* Running, so that the scans are not passed over as idle */
+	while (tier_now() - forked < RETRY_BIND_MS / 1000.0)
+		tier_touch(&hot, 1);
+	if (set_mempolicy(MPOL_DEFAULT, NULL, 0) ||
+	    tier_pages_on_node(&hot, slow) != (long)tier_nr_pages(&hot))
+		_exit(CHILD_ALLOC_FAILED);
+	left_ms = RETRY_DEADLINE_MS - (tier_now() - forked) * 1000;
+	if (left_ms < RETRY_DEADLINE_MS - RETRY_BIND_MS - RETRY_MIN_MS)
+		_exit(CHILD_PLACED_LATE);
+	tier_share_init(&share, &hot, top, PROMOTE_PERCENT);
+	if (!tier_wait(&hot, 1, tier_share_reached, &share,
+		       (unsigned int)left_ms))
+		_exit(CHILD_NOT_PROMOTED);
+	fprintf(stderr, "# hot set on node %d %.1f s after the fork\n", top,
+		tier_now() - forked);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(kmmscand, rescan_after_bound_start, RETRY_TEST_TIMEOUT_S)
+{
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, pin_period(RETRY_PERIOD_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_PERIOD_MIN_MS, RETRY_MIN_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, RETRY_DELAY_MS));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid)
+		bound_child(self->slow, self->top);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_NE(CHILD_ALLOC_FAILED, WEXITSTATUS(status)) {
+		TH_LOG("the child could not place its hot set on node %d",
+		       self->slow);
+	}
+	ASSERT_NE(CHILD_PLACED_LATE, WEXITSTATUS(status)) {
+		TH_LOG("the child ran late: its policy was dropped after %d ms",
+		       RETRY_BIND_MS + RETRY_MIN_MS);
+	}
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("hot set not on node %d %d ms after the fork",
+		       self->top, RETRY_DEADLINE_MS);
 	}
 }
 
