@@ -23,6 +23,9 @@ GUEST_RUNNER = os.path.join(HARNESS, "guest", "run-tests.sh")
 # The debug kernel under TCG is slow; a timeout is a hang, not slowness.
 KSELFTESTS = [
     ("numa_tiering", 600),
+    # KSM's own, unchanged by the series but for its skip schedule, which
+    # it now shares with kmmscand (smart_scan_skips()).
+    ("ksm_functional_tests", 600),
     ("kmmscand", 900),
     ("promote_rate_limit", 900),
     # The bounded form of the stress suite: about 80 s under TCG.
