@@ -53,7 +53,8 @@ vm:
 	$(KMM) vm "$(CMD)" $(if $(TIMEOUT),--timeout $(TIMEOUT))
 
 ## series   out/series/: the series as mail (git format-patch, cover letter
-##          with the benchmark table of out/bench/table.md)
+##          with the benchmark table of out/bench/table.md, or else the
+##          last full run's, as README.md records it)
 series:
 	$(KMM) series
 

@@ -2,7 +2,8 @@
 
 series        git format-patch of build/linux (kmm-base..kmmscand) into
               out/series/, with a cover letter (summary, how to reproduce
-              the benchmark, the benchmark table of out/bench/table.md).
+              the benchmark, the benchmark table of out/bench/table.md,
+              or else the last full run's as README.md records it).
 series-check  checkpatch --strict on every mailed patch; `git am` of
               out/series on the base in a clone of its own
               (build/series-src) must give exactly the tree `make kernel`
@@ -30,6 +31,9 @@ SERIES_OUT = os.path.join(OUT, "series")
 DEB_OUT = os.path.join(OUT, "deb")
 BENCH_TABLE = os.path.join(OUT, "bench", "table.md")
 BENCH_JSON = os.path.join(OUT, "bench", "bench.json")
+# The README section that records the last full run's table: the cover
+# letter's table when this checkout has no out/bench/table.md of its own.
+README_TABLE = "### The table"
 SRC = os.path.join(BUILD, "series-src")
 OBJ = os.path.join(BUILD, "obj-series")
 OBJ_DEB = os.path.join(BUILD, "obj-deb")
@@ -128,10 +132,27 @@ def bench_section():
         when = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(BENCH_TABLE)))
         lines += [f"Results of the last run ({when}; full data in "
                   "out/bench/bench.json):", "", table, ""]
+    elif (table := readme_table()):
+        lines += ["Results of the last full run recorded in the repository's",
+                  "README.md (this checkout has not run `make bench`):", "",
+                  table, ""]
     else:
-        lines += ["(No benchmark table yet: out/bench/table.md does not",
-                  "exist.  Run `make bench`, then `make series` again.)", ""]
+        lines += ["(No benchmark table yet: neither out/bench/table.md nor",
+                  f"a \"{README_TABLE}\" section in README.md.  Run `make bench`,",
+                  "then `make series` again.)", ""]
     return "\n".join(lines)
+
+
+def readme_table():
+    """The table of the last full bench run as README.md records it, or ""."""
+    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+        text = f.read()
+    start = text.find(f"\n{README_TABLE}\n")
+    if start < 0:
+        return ""
+    body = text[start + len(README_TABLE) + 2:]
+    end = re.search(r"^#{1,3} ", body, re.M)
+    return (body[:end.start()] if end else body).strip()
 
 
 def cover_blurb(subjects):

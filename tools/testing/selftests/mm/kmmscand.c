@@ -1498,6 +1498,47 @@ TEST_F_TIMEOUT(kmmscand, cold_region_recalled, RECALL_TEST_TIMEOUT_S)
 }
 
 /*
+ * The end of a promotion test's child: exit 0 once @hot is on node @top,
+ * CHILD_NOT_PROMOTED if it is not within @left_ms. @forked is when the
+ * child was forked, for the log.
+ */
+static void child_await_promotion(struct tier_region *hot, int top,
+				  double forked, double left_ms)
+{
+	struct tier_share share;
+
+	tier_share_init(&share, hot, top, PROMOTE_PERCENT);
+	if (!tier_wait(hot, 1, tier_share_reached, &share,
+		       (unsigned int)left_ms))
+		_exit(CHILD_NOT_PROMOTED);
+	fprintf(stderr, "# hot set on node %d %.1f s after the fork\n", top,
+		tier_now() - forked);
+	_exit(0);
+}
+
+/*
+ * Run @child(@slow, @top) in a process of its own, which exits and never
+ * returns; return its exit code, or -1 if it could not be run or was killed.
+ */
+static int run_promotion_child(void (*child)(int slow, int top), int slow,
+			       int top)
+{
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		child(slow, top);
+		_exit(CHILD_NOT_PROMOTED);	/* not reached */
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+/*
  * The process of first_scan_after_delay: place a hot set on node @slow,
  * use it, and exit 0 once it is on node @top, within DELAY_DEADLINE_MS of
  * the fork.
@@ -1506,44 +1547,34 @@ static void delayed_child(int slow, int top)
 {
 	double forked = tier_now(), left_ms;
 	struct tier_region hot;
-	struct tier_share share;
 
 	if (tier_alloc_on_node(&hot, DELAY_HOT_SIZE, slow, false))
 		_exit(CHILD_ALLOC_FAILED);
 	left_ms = DELAY_DEADLINE_MS - (tier_now() - forked) * 1000;
 	if (left_ms < DELAY_DEADLINE_MS - DELAY_MS)
 		_exit(CHILD_PLACED_LATE);
-	tier_share_init(&share, &hot, top, PROMOTE_PERCENT);
-	if (!tier_wait(&hot, 1, tier_share_reached, &share,
-		       (unsigned int)left_ms))
-		_exit(CHILD_NOT_PROMOTED);
-	fprintf(stderr, "# hot set on node %d %.1f s after the fork\n", top,
-		tier_now() - forked);
-	_exit(0);
+	child_await_promotion(&hot, top, forked, left_ms);
 }
 
 TEST_F_TIMEOUT(kmmscand, first_scan_after_delay, DELAY_TEST_TIMEOUT_S)
 {
-	int status;
-	pid_t pid;
+	int code;
 
 	ASSERT_EQ(0, self->setup_err);
 	ASSERT_EQ(0, pin_period(DELAY_PERIOD_MS));
 	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, DELAY_MS));
 
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		delayed_child(self->slow, self->top);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_NE(CHILD_ALLOC_FAILED, WEXITSTATUS(status)) {
+	code = run_promotion_child(delayed_child, self->slow, self->top);
+	ASSERT_LE(0, code) {
+		TH_LOG("the child could not be run or was killed");
+	}
+	ASSERT_NE(CHILD_ALLOC_FAILED, code) {
 		TH_LOG("the child could not place its hot set");
 	}
-	ASSERT_NE(CHILD_PLACED_LATE, WEXITSTATUS(status)) {
+	ASSERT_NE(CHILD_PLACED_LATE, code) {
 		TH_LOG("placing the hot set took over %d ms", DELAY_MS);
 	}
-	ASSERT_EQ(0, WEXITSTATUS(status)) {
+	ASSERT_EQ(0, code) {
 		TH_LOG("hot set not on node %d %d ms after the fork",
 		       self->top, DELAY_DEADLINE_MS);
 	}
@@ -1560,7 +1591,6 @@ static void bound_child(int slow, int top)
 	unsigned long mask = 1UL << slow;
 	double forked = tier_now(), left_ms;
 	struct tier_region hot;
-	struct tier_share share;
 
 	if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
 		_exit(CHILD_ALLOC_FAILED);
@@ -1580,40 +1610,31 @@ static void bound_child(int slow, int top)
 	left_ms = RETRY_DEADLINE_MS - (tier_now() - forked) * 1000;
 	if (left_ms < RETRY_DEADLINE_MS - RETRY_BIND_MS - RETRY_MIN_MS)
 		_exit(CHILD_PLACED_LATE);
-	tier_share_init(&share, &hot, top, PROMOTE_PERCENT);
-	if (!tier_wait(&hot, 1, tier_share_reached, &share,
-		       (unsigned int)left_ms))
-		_exit(CHILD_NOT_PROMOTED);
-	fprintf(stderr, "# hot set on node %d %.1f s after the fork\n", top,
-		tier_now() - forked);
-	_exit(0);
+	child_await_promotion(&hot, top, forked, left_ms);
 }
 
 TEST_F_TIMEOUT(kmmscand, rescan_after_bound_start, RETRY_TEST_TIMEOUT_S)
 {
-	int status;
-	pid_t pid;
+	int code;
 
 	ASSERT_EQ(0, self->setup_err);
 	ASSERT_EQ(0, pin_period(RETRY_PERIOD_MS));
 	ASSERT_EQ(0, knob_write_long(SCAN_PERIOD_MIN_MS, RETRY_MIN_MS));
 	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, RETRY_DELAY_MS));
 
-	pid = fork();
-	ASSERT_LE(0, pid);
-	if (!pid)
-		bound_child(self->slow, self->top);
-	ASSERT_EQ(pid, waitpid(pid, &status, 0));
-	ASSERT_TRUE(WIFEXITED(status));
-	ASSERT_NE(CHILD_ALLOC_FAILED, WEXITSTATUS(status)) {
+	code = run_promotion_child(bound_child, self->slow, self->top);
+	ASSERT_LE(0, code) {
+		TH_LOG("the child could not be run or was killed");
+	}
+	ASSERT_NE(CHILD_ALLOC_FAILED, code) {
 		TH_LOG("the child could not place its hot set on node %d",
 		       self->slow);
 	}
-	ASSERT_NE(CHILD_PLACED_LATE, WEXITSTATUS(status)) {
+	ASSERT_NE(CHILD_PLACED_LATE, code) {
 		TH_LOG("the child ran late: its policy was dropped after %d ms",
 		       RETRY_BIND_MS + RETRY_MIN_MS);
 	}
-	ASSERT_EQ(0, WEXITSTATUS(status)) {
+	ASSERT_EQ(0, code) {
 		TH_LOG("hot set not on node %d %d ms after the fork",
 		       self->top, RETRY_DEADLINE_MS);
 	}
