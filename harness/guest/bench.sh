@@ -6,7 +6,8 @@
 # host parses (harness/kmmlib/bench.py).
 #
 # A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
-# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.
+# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  A "#N"
+# after a configuration marks its Nth run when the plan repeats it.
 #
 # usage: bench.sh TIERBENCH PLAN_FILE
 bin=$1
@@ -90,10 +91,10 @@ while read -r config workload limit args; do
 	# Let the previous run's memory be freed and the node settle.
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
-	set_config "$config"
+	set_config "${config%%#*}"
 	[ "$limit" = "-" ] || echo "$limit" >$rate
 	flags=
-	[ "$config" = oracle ] && flags=-o
+	[ "${config%%#*}" = oracle ] && flags=-o
 	echo "B $config $workload"
 	# shellcheck disable=SC2086 # the arguments are split on purpose
 	"$bin" $args $flags </dev/null

@@ -52,6 +52,9 @@ WORKLOADS = {
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g")
 
 # name: what it is (bench.sh sets each up)
+# Marks the Nth run of a configuration named more than once (bench.sh
+# strips it before setting the configuration up).
+RUN_MARK = "#"
 CONFIGS = {
     "none": "no promotion (numa_balancing=0, kmmscand off)",
     "numab": "NUMA balancing tiering mode (numa_balancing=2)",
@@ -75,10 +78,24 @@ SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
 
 
-def describe_config(name):
-    if name in CONFIGS:
-        return CONFIGS[name]
-    return "kmmscand with " + ", ".join(name.split(":")[1:])
+def describe_config(label):
+    name, _, nth = label.partition(RUN_MARK)
+    what = CONFIGS.get(name) or "kmmscand with " + ", ".join(name.split(":")[1:])
+    return f"{what}, run {nth}" if nth else what
+
+
+def run_labels(configs):
+    """configs, with "#N" added to the Nth (N >= 2) run of a repeated one.
+
+    Each label is a column of its own in the table: a configuration named
+    twice measures how much it varies within one boot.
+    """
+    seen = {}
+    labels = []
+    for c in configs:
+        seen[c] = seen.get(c, 0) + 1
+        labels.append(c if seen[c] == 1 else f"{c}{RUN_MARK}{seen[c]}")
+    return labels
 
 
 def make_plan(workloads, configs, quick):
@@ -301,6 +318,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         if c not in CONFIGS and not KNOBS_CONFIG_RE.match(c):
             die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
                 "or kmmscand:knob=value[:knob=value...]")
+    configs = run_labels(configs)
     ensure_dir(BENCH_OUT)
     plan = make_plan(workloads, configs, quick)
     plan_path = os.path.join(BENCH_OUT, "plan.txt")

@@ -17,13 +17,14 @@ other heavy jobs can run between the steps of a long check.
 
 import fcntl
 import glob
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
 
-from . import check, kernel, tree
+from . import bench, check, kernel, tree
 from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
                      die, ensure_dir, say)
 
@@ -126,7 +127,7 @@ def bench_section():
              "Figures are ratios to the NUMA balancing tiering mode and oracle",
              "runs of the same invocation, since absolute times under TCG mean",
              "little.", ""]
-    if os.path.exists(BENCH_TABLE):
+    if local_full_run():
         with open(BENCH_TABLE, encoding="utf-8") as f:
             table = f.read().strip()
         when = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(BENCH_TABLE)))
@@ -134,13 +135,28 @@ def bench_section():
                   "out/bench/bench.json):", "", table, ""]
     elif (table := readme_table()):
         lines += ["Results of the last full run recorded in the repository's",
-                  "README.md (this checkout has not run `make bench`):", "",
-                  table, ""]
+                  "README.md (this checkout has no full `make bench` run of",
+                  "its own):", "", table, ""]
     else:
         lines += ["(No benchmark table yet: neither out/bench/table.md nor",
                   f"a \"{README_TABLE}\" section in README.md.  Run `make bench`,",
                   "then `make series` again.)", ""]
     return "\n".join(lines)
+
+
+def local_full_run():
+    """Whether out/bench holds a full run: every workload and configuration.
+
+    A partial one (QUICK=1, WORKLOADS=, CONFIGS=) does not speak for the
+    series in a cover letter.
+    """
+    if not (os.path.exists(BENCH_TABLE) and os.path.exists(BENCH_JSON)):
+        return False
+    with open(BENCH_JSON, encoding="utf-8") as f:
+        doc = json.load(f)
+    return (not doc.get("quick") and
+            set(bench.FULL_WORKLOADS) <= set(doc.get("workloads", ())) and
+            set(bench.CONFIGS) <= set(doc.get("configs", ())))
 
 
 def readme_table():
