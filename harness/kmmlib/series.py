@@ -56,6 +56,10 @@ NOT_BUILT = ("Documentation/", "tools/", "MAINTAINERS")
 # Debian packages bindeb-pkg needs (its debian/control asks for
 # debhelper-compat, which dpkg-buildpackage checks).
 DEB_TOOLS = ("dpkg-dev", "debhelper", "fakeroot")
+# What bindeb-pkg writes next to its object directory: the packages, and
+# the .buildinfo and .changes that describe them (dput and debsign read
+# the .changes), all moved to out/deb/ together.
+DEB_PRODUCTS = (".deb", ".buildinfo", ".changes")
 # What a distro config needs on top to build here and to have the series.
 DEB_EXTRA_OPTIONS = [
     # Debian's config names certificates that only exist in its packaging.
@@ -484,6 +488,12 @@ def deb_configure(base_config, log):
                 "NUMA, MIGRATION and NUMA_BALANCING)")
 
 
+def deb_products(folder):
+    """What bindeb-pkg writes in @folder: the packages, .buildinfo, .changes."""
+    return [path for ext in DEB_PRODUCTS
+            for path in glob.glob(os.path.join(folder, f"*{ext}"))]
+
+
 def check_deb_tools():
     """bindeb-pkg runs dpkg-buildpackage, which checks the build deps."""
     missing = [pkg for pkg in DEB_TOOLS
@@ -507,7 +517,7 @@ def deb(base_config=None):
         f.write(f"== {base_line()}\n")
     deb_configure(base_config, log)
     # bindeb-pkg writes the packages next to the object directory.
-    for old in glob.glob(os.path.join(os.path.dirname(OBJ_DEB), "*.deb")):
+    for old in deb_products(os.path.dirname(OBJ_DEB)):
         os.remove(old)
     start = time.time()
     rc, compiled = step_make([f"O={OBJ_DEB}", "LOCALVERSION=-kmmscand",
@@ -520,9 +530,9 @@ def deb(base_config=None):
     if not debs:
         die(f"make bindeb-pkg wrote no .deb next to {OBJ_DEB}; see {log}")
     ensure_dir(DEB_OUT)
-    for old in glob.glob(os.path.join(DEB_OUT, "*.deb")):
+    for old in deb_products(DEB_OUT):
         os.remove(old)
-    for path in sorted(debs):
+    for path in sorted(deb_products(os.path.dirname(OBJ_DEB))):
         shutil.move(path, os.path.join(DEB_OUT, os.path.basename(path)))
         size = os.path.getsize(os.path.join(DEB_OUT, os.path.basename(path)))
         say(f"out/deb/{os.path.basename(path)} ({size / 1e6:.1f} MB)")
