@@ -44,9 +44,14 @@
  * is a batch stage rather than a second thread.  The target is the
  * target_node knob if it is set, otherwise the top-tier node nearest to
  * where the owner of the mm last ran that has free pages above its high
- * watermark, within the owner's cpuset.  If every allowed node is short of
- * memory, kswapd of the nearest one is woken so that demotion can make
- * room, and nothing is promoted.
+ * watermark, within the owner's cpuset.  Room is checked for the batch as
+ * a whole, so a batch never takes the node below that watermark.  When
+ * the node has no room, kmmscand backs off from it for a while, during
+ * which no mm that can only promote to it is scanned, and wakes its
+ * kswapd once, so that demotion can make room; back-offs grow while the
+ * node stays full (see kmmscand_node_full()).  Accessed pages that no
+ * node had room for do not count as activity, so the scan period of the
+ * mm lengthens rather than keeping it at its shortest.
  *
  * The period and size of the next scan of an mm adapt to what the previous
  * two scans found, see kmmscand_update_scan_state().  A new mm is first
@@ -406,6 +411,24 @@
 #define KMMSCAND_LRU_DRAIN_MS		1000
 
 /*
+ * Backing off from a top-tier node that has no room, see
+ * kmmscand_node_full().
+ *
+ * KMMSCAND_BACKOFF_MIN_MS: the first back-off.  kswapd, woken once when it
+ * starts, demotes a batch's worth (KMMSCAND_BATCH_PAGES) in a fraction of
+ * that even at a few hundred MB/s, so a node that demotion keeps room in
+ * holds promotion back by little; and ten kswapd wakeups a second at most
+ * cost nothing measurable.
+ *
+ * KMMSCAND_BACKOFF_MAX_MS: each back-off that ends with the node still
+ * full is twice as long as the last, up to the longest default scan
+ * period: a node with nothing to demote then costs one kswapd wakeup and
+ * one short check per mm every five seconds.
+ */
+#define KMMSCAND_BACKOFF_MIN_MS		100
+#define KMMSCAND_BACKOFF_MAX_MS		KMMSCAND_SCAN_PERIOD_MAX_MS
+
+/*
  * Smart scan, see "kmmscand region history".
  *
  * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
@@ -582,7 +605,8 @@ struct kmmscand_region {
  * @scan_left: bytes of address space the scan in progress may still cover;
  *	zero when no scan is in progress
  * @scanned: base pages examined by the scan in progress
- * @accessed: accessed slow-tier base pages found by the scan in progress
+ * @accessed: accessed slow-tier base pages found by the scan in progress,
+ *	less those that no node had room for
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
  * @eligible: the scan in progress walked a VMA that it may promote from
@@ -655,8 +679,12 @@ struct kmmscand_batch {
  * @pmd_young: old PMD entries let the walk pass over PTE tables
  * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
- * @rate_limited: the rate limit of the target node refused a candidate
- * @resume_at: with @rate_limited, jiffies at which that node's window ends
+ * @no_room: base pages of candidates refused for want of room
+ * @stopped: the target node refused candidates for rate or room; the step
+ *	ends and the scan resumes at @resume_at
+ * @stop_reason: with @stopped, KMMSCAND_SKIP_RATE_LIMITED or _NODE_FULL
+ * @resume_at: with @stopped, jiffies at which the node may take
+ *	promotions again
  * @task_mof: the owner's task policy lets its memory move
  * @home_nid: the node the owner last ran on, or NUMA_NO_NODE
  * @allowed: the nodes the owner may allocate from
@@ -680,7 +708,9 @@ struct kmmscand_walk_ctl {
 	bool pmd_young;
 	bool flush_tlb;
 	bool off_lru;
-	bool rate_limited;
+	unsigned long no_room;
+	bool stopped;
+	enum kmmscand_skip_reason stop_reason;
 	unsigned long resume_at;
 	bool task_mof;
 	int home_nid;
@@ -736,8 +766,21 @@ static struct {
 static struct kmmscand_batch kmmscand_batch;
 static struct kmmscand_walk_ctl kmmscand_ctl;
 static int kmmscand_node_order[MAX_NUMNODES];
-/* Per target node: jiffies until which its promotion rate limit is spent */
-static unsigned long kmmscand_limited_until[MAX_NUMNODES];
+
+/**
+ * struct kmmscand_node - what the thread remembers of a promotion target
+ * @limited_until: jiffies until which its promotion rate limit is spent
+ * @full_until: jiffies until which it is backed off from for want of room
+ * @backoff_ms: the length of the last back-off; zero once a promotion to
+ *	the node succeeded after it
+ */
+struct kmmscand_node {
+	unsigned long limited_until;
+	unsigned long full_until;
+	unsigned int backoff_ms;
+};
+
+static struct kmmscand_node kmmscand_nodes[MAX_NUMNODES];
 
 /* Pure helpers: no global state, tested by mm/tests/kmmscand-kunit.h */
 
@@ -886,6 +929,50 @@ static int kmmscand_pick_node(const int *order, int nr,
 	}
 	*full_nid = nearest;
 	return NUMA_NO_NODE;
+}
+
+/**
+ * kmmscand_next_backoff - the length of a new back-off from a full node
+ * @last_ms: the length of the last one; zero if a promotion to the node
+ *	succeeded since
+ *
+ * Return: KMMSCAND_BACKOFF_MIN_MS after a success, otherwise twice the
+ * last back-off, at most KMMSCAND_BACKOFF_MAX_MS.
+ */
+static unsigned int kmmscand_next_backoff(unsigned int last_ms)
+{
+	return clamp_t(unsigned int, 2 * last_ms, KMMSCAND_BACKOFF_MIN_MS,
+		       KMMSCAND_BACKOFF_MAX_MS);
+}
+
+/**
+ * kmmscand_node_open - whether a target node takes promotions
+ * @n: what the thread remembers of the node
+ * @now: the time, in jiffies
+ * @until: set to when the node takes promotions again, if it does not now
+ * @reason: set to why it does not: KMMSCAND_SKIP_RATE_LIMITED while its
+ *	rate limit is spent, KMMSCAND_SKIP_NODE_FULL while kmmscand backs
+ *	off from it, whichever lasts longer
+ *
+ * Return: true if the node takes promotions at @now.
+ */
+static bool kmmscand_node_open(const struct kmmscand_node *n,
+			       unsigned long now, unsigned long *until,
+			       enum kmmscand_skip_reason *reason)
+{
+	bool limited = time_before(now, n->limited_until);
+	bool full = time_before(now, n->full_until);
+
+	if (!limited && !full)
+		return true;
+	if (limited && (!full || time_after(n->limited_until, n->full_until))) {
+		*until = n->limited_until;
+		*reason = KMMSCAND_SKIP_RATE_LIMITED;
+	} else {
+		*until = n->full_until;
+		*reason = KMMSCAND_SKIP_NODE_FULL;
+	}
+	return false;
 }
 
 /*
@@ -1426,6 +1513,14 @@ static void kmmscand_dedup_batch(struct kmmscand_batch *b)
 	b->nr = nr;
 }
 
+/* Candidates of @nr base pages were refused for want of room */
+static void kmmscand_count_no_room(struct kmmscand_walk_ctl *ctl,
+				   unsigned long nr)
+{
+	count_vm_events(KMMSCAND_NO_ROOM, nr);
+	ctl->no_room += nr;
+}
+
 static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
 				  unsigned long pfn, int src, int target,
 				  long nr, enum kmmscand_promote_result result)
@@ -1434,6 +1529,8 @@ static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
 		count_vm_events(KMMSCAND_MIGRATED, nr);
 	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
 		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	else if (result == KMMSCAND_PROMOTE_NO_ROOM)
+		kmmscand_count_no_room(ctl, nr);
 	else if (result == KMMSCAND_PROMOTE_ISOLATE_FAILED ||
 		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
 		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
@@ -1441,8 +1538,13 @@ static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * Isolate one candidate for migration to @target, adding it to @isolated;
- * return KMMSCAND_PROMOTED then, else why not.  Our reference keeps the
+ * Isolate one candidate for migration to @target, adding it to @isolated,
+ * which holds @queued base pages already; return KMMSCAND_PROMOTED then,
+ * else why not.  The target must have room for the folio on top of those:
+ * the misplaced-folio allocation may dip to the min watermark, so room
+ * checked for one folio at a time would let a batch take the node below
+ * its high watermark, where reclaim and the allocations of its own CPUs
+ * would pay for it.  Our reference keeps the
  * folio from being freed, split or migrated by anyone else since the scan;
  * it can still have been unmapped (MADV_DONTNEED, reclaim) or isolated,
  * and is then skipped.  The VMA is only consulted for file folios, and the
@@ -1453,7 +1555,7 @@ static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
 static enum kmmscand_promote_result
 kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 		     struct kmmscand_candidate *c, int target,
-		     struct list_head *isolated)
+		     struct list_head *isolated, unsigned long queued)
 {
 	struct folio *folio = c->folio;
 	long nr = folio_nr_pages(folio);
@@ -1463,7 +1565,7 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_node_has_room(target, nr))
+	else if (!kmmscand_node_has_room(target, queued + nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (!numa_promote_allowed(NODE_DATA(target), nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;
@@ -1539,6 +1641,8 @@ static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
 		if (!c->isolated)
 			continue;
 		c->isolated = false;
+		if (!c->failed)
+			kmmscand_nodes[target].backoff_ms = 0;
 		kmmscand_count_result(ctl, c->pfn, c->nid, target, c->nr,
 				      c->failed ? KMMSCAND_PROMOTE_MIGRATE_FAILED :
 						  KMMSCAND_PROMOTED);
@@ -1552,19 +1656,42 @@ static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
  */
 static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
 {
-	kmmscand_limited_until[nid] = numa_promote_window_end(NODE_DATA(nid));
-	ctl->rate_limited = true;
-	ctl->resume_at = kmmscand_limited_until[nid];
+	struct kmmscand_node *n = &kmmscand_nodes[nid];
+
+	n->limited_until = numa_promote_window_end(NODE_DATA(nid));
+	ctl->stopped = true;
+	ctl->stop_reason = KMMSCAND_SKIP_RATE_LIMITED;
+	ctl->resume_at = n->limited_until;
 }
 
-static bool kmmscand_node_rate_limited(int nid)
+/*
+ * @nid has no room for the candidates: stop the scan step as for the rate
+ * limit, and back off from the node.  A back-off in progress is left as it
+ * is.  A new one wakes kswapd of the node once, to demote cold pages and
+ * make room, and is twice as long as the last one unless a promotion to
+ * the node succeeded in between (kmmscand_next_backoff()): while demotion
+ * cannot make room, kmmscand wakes kswapd ever more rarely and stops
+ * clearing, pinning and dropping the hot set it cannot promote.
+ */
+static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 {
-	return time_before(jiffies, kmmscand_limited_until[nid]);
+	struct kmmscand_node *n = &kmmscand_nodes[nid];
+
+	if (!time_before(jiffies, n->full_until)) {
+		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
+		n->full_until = jiffies + msecs_to_jiffies(n->backoff_ms);
+		kmmscand_wake_kswapd(nid);
+		count_vm_event(KMMSCAND_NODE_FULL);
+	}
+	ctl->stopped = true;
+	ctl->stop_reason = KMMSCAND_SKIP_NODE_FULL;
+	ctl->resume_at = n->full_until;
 }
 
-/* Give up the candidates from index @from on, as refused by the limit */
+/* Give up the candidates from index @from on, refused by @nid for @result */
 static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
-				  unsigned int from, int nid)
+				  unsigned int from, int nid,
+				  enum kmmscand_promote_result result)
 {
 	struct kmmscand_batch *b = ctl->batch;
 	unsigned long nr = 0;
@@ -1572,9 +1699,44 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
-	count_vm_events(KMMSCAND_RATE_LIMITED, nr);
-	kmmscand_release_batch(ctl, from, KMMSCAND_PROMOTE_RATE_LIMITED, nid);
-	kmmscand_note_rate_limited(ctl, nid);
+	kmmscand_release_batch(ctl, from, result, nid);
+	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
+		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+		kmmscand_note_rate_limited(ctl, nid);
+	} else {
+		kmmscand_count_no_room(ctl, nr);
+		kmmscand_node_full(ctl, nid);
+	}
+}
+
+/*
+ * Whether every node that the mm may promote to is backing off or out of
+ * rate.  Then the scan step is not walked at all: it would clear Accessed
+ * bits and pin folios only to drop them.  @ctl->resume_at is set to when
+ * the first of those nodes takes promotions again.
+ */
+static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
+{
+	int *order = kmmscand_node_order;
+	enum kmmscand_skip_reason reason;
+	unsigned long until;
+	bool closed = false;
+	int nr, i;
+
+	nr = kmmscand_order_targets(numa_node_id(), order);
+	for (i = 0; i < nr; i++) {
+		if (!node_isset(order[i], ctl->allowed))
+			continue;
+		if (kmmscand_node_open(&kmmscand_nodes[order[i]], jiffies,
+				       &until, &reason))
+			return false;
+		if (!closed || time_before(until, ctl->resume_at)) {
+			ctl->resume_at = until;
+			ctl->stop_reason = reason;
+		}
+		closed = true;
+	}
+	return closed;
 }
 
 /**
@@ -1605,6 +1767,8 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 {
 	struct kmmscand_batch *b = ctl->batch;
+	enum kmmscand_promote_result result;
+	unsigned long queued = 0;
 	LIST_HEAD(isolated);
 	int target, full_nid;
 	unsigned int i;
@@ -1614,26 +1778,25 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 
 	kmmscand_dedup_batch(b);
 	/*
-	 * Room is asked for one folio at a time, as the migration itself
-	 * does: kswapd keeps a promotion headroom much smaller than a batch.
+	 * A node with room for the first folio is chosen; how much more of
+	 * the batch fits is for kmmscand_isolate_one() to find out.
 	 */
 	target = kmmscand_choose_target(ctl, folio_nid(b->entry[0].folio),
 					folio_nr_pages(b->entry[0].folio),
 					&full_nid);
 	if (target == NUMA_NO_NODE) {
-		if (full_nid == NUMA_NO_NODE) {
+		if (full_nid == NUMA_NO_NODE)
 			kmmscand_release_batch(ctl, 0, KMMSCAND_PROMOTE_NO_TARGET,
 					       NUMA_NO_NODE);
-			return;
-		}
-		kmmscand_wake_kswapd(full_nid);
-		kmmscand_release_batch(ctl, 0, KMMSCAND_PROMOTE_NO_ROOM,
-				       full_nid);
+		else
+			kmmscand_refuse_batch(ctl, 0, full_nid,
+					      KMMSCAND_PROMOTE_NO_ROOM);
 		return;
 	}
 
-	if (kmmscand_node_rate_limited(target)) {
-		kmmscand_refuse_batch(ctl, 0, target);
+	if (time_before(jiffies, kmmscand_nodes[target].limited_until)) {
+		kmmscand_refuse_batch(ctl, 0, target,
+				      KMMSCAND_PROMOTE_RATE_LIMITED);
 		return;
 	}
 
@@ -1644,21 +1807,16 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 					       NUMA_NO_NODE);
 			return;
 		}
-		/* Our reference to entry i is gone in either case below */
-		switch (kmmscand_isolate_one(ctl, &b->entry[i], target,
-					     &isolated)) {
-		case KMMSCAND_PROMOTE_RATE_LIMITED:
+		/* Our reference to entry i is gone whatever the result */
+		result = kmmscand_isolate_one(ctl, &b->entry[i], target,
+					      &isolated, queued);
+		if (result == KMMSCAND_PROMOTED)
+			queued += b->entry[i].nr;
+		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
+		    result == KMMSCAND_PROMOTE_NO_ROOM) {
 			kmmscand_migrate_isolated(ctl, &isolated, i, target);
-			kmmscand_refuse_batch(ctl, i + 1, target);
+			kmmscand_refuse_batch(ctl, i + 1, target, result);
 			return;
-		case KMMSCAND_PROMOTE_NO_ROOM:
-			kmmscand_migrate_isolated(ctl, &isolated, i, target);
-			kmmscand_wake_kswapd(target);
-			kmmscand_release_batch(ctl, i + 1,
-					       KMMSCAND_PROMOTE_NO_ROOM, target);
-			return;
-		default:
-			break;
 		}
 		cond_resched();
 	}
@@ -2179,11 +2337,11 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		ms->address = ctl->next_addr;
 		if (ret == KMMSCAND_WALK_FULL) {
 			kmmscand_promote_batch(ctl);
-			if (!ctl->rate_limited)
+			if (!ctl->stopped)
 				continue;
 			trace_kmmscand_skip_range(mm, ms->address,
 						  ms->address + ms->scan_left,
-						  KMMSCAND_SKIP_RATE_LIMITED);
+						  ctl->stop_reason);
 			return false;
 		}
 		if (ret == KMMSCAND_WALK_YIELD) {
@@ -2225,7 +2383,8 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->primed = 0;
 	ctl->flush_tlb = false;
 	ctl->off_lru = false;
-	ctl->rate_limited = false;
+	ctl->no_room = 0;
+	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
 	kmmscand_slow_nodes(&ctl->slow);
 	kmmscand_owner_context(ctl);
@@ -2306,6 +2465,13 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 		return;
 
 	kmmscand_init_ctl(ctl, ms);
+	if (kmmscand_targets_closed(ctl)) {
+		ms->next_scan = ctl->resume_at;
+		trace_kmmscand_skip_range(mm, ms->address,
+					  ms->address + ms->scan_left,
+					  ctl->stop_reason);
+		goto out;
+	}
 	if (!mmap_read_trylock(mm)) {
 		trace_kmmscand_skip_range(mm, ms->address,
 					  ms->address + ms->scan_left,
@@ -2321,13 +2487,14 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 	mmap_read_unlock(mm);
 
 	ms->scanned += ctl->scanned;
-	ms->accessed += ctl->accessed;
+	/* What no node had room for is no reason to scan sooner */
+	ms->accessed += ctl->accessed - min(ctl->accessed, ctl->no_room);
 	ms->primed += ctl->primed;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
 	if (done)
 		kmmscand_end_scan(ms);
-	else if (ctl->rate_limited)
+	else if (ctl->stopped)
 		ms->next_scan = ctl->resume_at;
 	if (ctl->off_lru)
 		kmmscand_drain_lru();

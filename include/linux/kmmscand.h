@@ -33,6 +33,8 @@
  *	no entry below it was used since the last scan read the table.
  * @KMMSCAND_SKIP_MM_IDLE: no task of the mm has run since its last scan
  *	began; the whole scan is passed over.
+ * @KMMSCAND_SKIP_NODE_FULL: the target node had no room for promotions;
+ *	kmmscand backs off from it, and the rest of the scan waits.
  *
  * The values are part of the tracepoints of the kmmscand_skip class.
  */
@@ -52,14 +54,16 @@ enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_NO_SLOW_TIER,
 	KMMSCAND_SKIP_PMD_OLD,
 	KMMSCAND_SKIP_MM_IDLE,
+	KMMSCAND_SKIP_NODE_FULL,
 };
 
 /**
  * enum kmmscand_promote_result - what became of one promotion candidate
  * @KMMSCAND_PROMOTED: migrated to the target node.
  * @KMMSCAND_PROMOTE_STALE: unmapped, isolated or moved since the scan.
- * @KMMSCAND_PROMOTE_NO_ROOM: no allowed top-tier node had free pages above
- *	its high watermark; kswapd was woken on the nearest one.
+ * @KMMSCAND_PROMOTE_NO_ROOM: no allowed top-tier node had room for the
+ *	folio and the rest of its batch above its high watermark; kmmscand
+ *	backs off from the nearest one.
  * @KMMSCAND_PROMOTE_NO_TARGET: no top-tier node is allowed for this mm.
  * @KMMSCAND_PROMOTE_ISOLATE_FAILED: migrate_misplaced_folio_prepare() said
  *	no (busy, dirty file folio, shared library, node filling up).

@@ -581,6 +581,65 @@ static void kmmscand_test_pmd_recalls(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_recalls(h, true));
 }
 
+/* Back-offs from a full node double, from the shortest to the longest */
+static void kmmscand_test_backoff(struct kunit *test)
+{
+	unsigned int ms = 0;
+	int steps = 0;
+
+	KUNIT_EXPECT_EQ(test, kmmscand_next_backoff(0), KMMSCAND_BACKOFF_MIN_MS);
+	KUNIT_EXPECT_EQ(test, kmmscand_next_backoff(KMMSCAND_BACKOFF_MIN_MS),
+			2 * KMMSCAND_BACKOFF_MIN_MS);
+	KUNIT_EXPECT_EQ(test, kmmscand_next_backoff(KMMSCAND_BACKOFF_MAX_MS),
+			KMMSCAND_BACKOFF_MAX_MS);
+	/* A node that stays full reaches the longest in a few back-offs */
+	do {
+		ms = kmmscand_next_backoff(ms);
+		steps++;
+	} while (ms < KMMSCAND_BACKOFF_MAX_MS && steps < 32);
+	KUNIT_EXPECT_EQ(test, ms, KMMSCAND_BACKOFF_MAX_MS);
+	KUNIT_EXPECT_EQ(test, steps,
+			order_base_2(DIV_ROUND_UP(KMMSCAND_BACKOFF_MAX_MS,
+						  KMMSCAND_BACKOFF_MIN_MS)) + 1);
+}
+
+/* A node is closed while its rate limit is spent or while backed off */
+static void kmmscand_test_node_open(struct kunit *test)
+{
+	enum kmmscand_skip_reason reason = KMMSCAND_SKIP_COLD;
+	const unsigned long now = 1000;
+	struct kmmscand_node n = { };
+	unsigned long until = 0;
+
+	KUNIT_EXPECT_TRUE(test, kmmscand_node_open(&n, now, &until, &reason));
+	/* Windows that ended are no reason */
+	n.limited_until = now;
+	n.full_until = now - 1;
+	KUNIT_EXPECT_TRUE(test, kmmscand_node_open(&n, now, &until, &reason));
+
+	n.full_until = now + 50;
+	KUNIT_EXPECT_FALSE(test, kmmscand_node_open(&n, now, &until, &reason));
+	KUNIT_EXPECT_EQ(test, until, now + 50);
+	KUNIT_EXPECT_EQ(test, reason, KMMSCAND_SKIP_NODE_FULL);
+
+	/* Both: the one that lasts longer decides */
+	n.limited_until = now + 80;
+	KUNIT_EXPECT_FALSE(test, kmmscand_node_open(&n, now, &until, &reason));
+	KUNIT_EXPECT_EQ(test, until, now + 80);
+	KUNIT_EXPECT_EQ(test, reason, KMMSCAND_SKIP_RATE_LIMITED);
+
+	n.full_until = now;
+	KUNIT_EXPECT_FALSE(test, kmmscand_node_open(&n, now, &until, &reason));
+	KUNIT_EXPECT_EQ(test, until, now + 80);
+	KUNIT_EXPECT_EQ(test, reason, KMMSCAND_SKIP_RATE_LIMITED);
+
+	/* Across a jiffies wrap */
+	n.limited_until = 10;
+	n.full_until = 0;
+	KUNIT_EXPECT_FALSE(test, kmmscand_node_open(&n, -5UL, &until, &reason));
+	KUNIT_EXPECT_EQ(test, until, 10UL);
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -602,6 +661,8 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_smart_scan_off),
 	KUNIT_CASE(kmmscand_test_pmd_old),
 	KUNIT_CASE(kmmscand_test_pmd_recalls),
+	KUNIT_CASE(kmmscand_test_backoff),
+	KUNIT_CASE(kmmscand_test_node_open),
 	{}
 };
 
