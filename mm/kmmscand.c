@@ -429,6 +429,14 @@
 #define KMMSCAND_BACKOFF_MAX_MS		KMMSCAND_SCAN_PERIOD_MAX_MS
 
 /*
+ * KMMSCAND_ROOM_WANTED_MS: how long after kmmscand last found a top-tier
+ * node full kswapd keeps the promotion watermark free there
+ * (kmmscand_wants_room()).  Twice the longest back-off, so that a node
+ * that stays full keeps its headroom from one back-off to the next.
+ */
+#define KMMSCAND_ROOM_WANTED_MS		(2 * KMMSCAND_BACKOFF_MAX_MS)
+
+/*
  * Smart scan, see "kmmscand region history".
  *
  * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
@@ -773,11 +781,14 @@ static int kmmscand_node_order[MAX_NUMNODES];
  * @full_until: jiffies until which it is backed off from for want of room
  * @backoff_ms: the length of the last back-off; zero once a promotion to
  *	the node succeeded after it
+ * @room_wanted_until: jiffies until which kswapd keeps the promotion
+ *	watermark of the node free; read by kswapd, locklessly
  */
 struct kmmscand_node {
 	unsigned long limited_until;
 	unsigned long full_until;
 	unsigned int backoff_ms;
+	unsigned long room_wanted_until;
 };
 
 static struct kmmscand_node kmmscand_nodes[MAX_NUMNODES];
@@ -1680,6 +1691,9 @@ static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 	if (!time_before(jiffies, n->full_until)) {
 		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
 		n->full_until = jiffies + msecs_to_jiffies(n->backoff_ms);
+		/* Before the wakeup, which checks the watermark kswapd keeps */
+		WRITE_ONCE(n->room_wanted_until,
+			   jiffies + msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS));
 		kmmscand_wake_kswapd(nid);
 		count_vm_event(KMMSCAND_NODE_FULL);
 	}
@@ -2924,15 +2938,23 @@ static inline int kmmscand_sysfs_init(void)
 
 /* kmmscand=on|off on the kernel command line sets scan_enabled */
 /**
- * kmmscand_promoting - whether kmmscand is promoting pages
+ * kmmscand_wants_room - whether kmmscand wants room for promotions on a node
+ * @nid: the node
  *
- * Reclaim asks, to keep room for promotions on top-tier nodes.
+ * kswapd asks, to keep the promotion watermark of the node free rather
+ * than the high one.  kmmscand wants that only where it has work that
+ * could not be done: it found no room on @nid, a top-tier node, for
+ * folios it wanted to promote, within the last KMMSCAND_ROOM_WANTED_MS.
+ * Machines without a slow tier, and tiered ones whose top tier has room,
+ * keep kswapd's watermarks as they are without kmmscand.
  *
- * Return: true while scanning is enabled.
+ * Return: true while that holds and scanning is enabled.
  */
-bool kmmscand_promoting(void)
+bool kmmscand_wants_room(int nid)
 {
-	return READ_ONCE(kmmscand_scan_enabled);
+	return READ_ONCE(kmmscand_scan_enabled) &&
+	       time_before(jiffies,
+			   READ_ONCE(kmmscand_nodes[nid].room_wanted_until));
 }
 
 static int __init kmmscand_setup(char *str)

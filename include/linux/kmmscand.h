@@ -103,7 +103,7 @@ static inline void kmmscand_execve(struct mm_struct *mm)
 	__kmmscand_enter(mm);
 }
 
-bool kmmscand_promoting(void);
+bool kmmscand_wants_room(int nid);
 
 /* Must run before exit_mmap(), like khugepaged_exit() */
 static inline void kmmscand_exit(struct mm_struct *mm)
@@ -125,7 +125,7 @@ static inline void kmmscand_exit(struct mm_struct *mm)
 {
 }
 
-static inline bool kmmscand_promoting(void)
+static inline bool kmmscand_wants_room(int nid)
 {
 	return false;
 }
