@@ -145,9 +145,10 @@
  * table whenever it walks through it (arch_has_hw_nonleaf_pmd_young(), as
  * x86 does), a PMD entry that is still old since kmmscand cleared it says
  * that no entry of the table beneath was loaded into the TLB meanwhile.
- * A visit that reads a PTE table clears the bit first, under the lock of
- * the table; a later visit that finds it still old passes over the table
- * without reading its entries, as MGLRU's walk does.  Caveats:
+ * A visit that reads a PTE table with slow-tier memory in it clears the
+ * bit once it has read the table, under the lock of the table; a later
+ * visit that finds it still old passes over the table without reading its
+ * entries, as MGLRU's walk does.  Caveats:
  *
  * - Translations the TLB already holds are used without a walk, so they
  *   set neither bit; the flush that ends a scan step that cleared any bit
@@ -165,6 +166,17 @@
  *   so it is not used for an mm with MMU notifiers.
  * - Architectures without it, and x86 Xen PV guests, never use it; there
  *   the pmd_young knob reads 0 and only takes 0.
+ *
+ * - MGLRU's page table walk passes over PTE tables whose PMD entry is old
+ *   too, so every clear by one walker hides accesses from the other until
+ *   the table is used again.  kmmscand therefore leaves the bit alone on
+ *   tables that hold no slow-tier memory, which it has no use for and
+ *   which are most of what reclaim walks on the top tier; on a table that
+ *   holds both, reclaim still finds the young PTEs through the rmap when
+ *   it considers evicting their folios.  Clearing after the read rather
+ *   than before loses an access made between the test of its PTE and the
+ *   clear only if the page is not used again after the flush that ends
+ *   the step, which is no hot page.
  *
  * A visit that passes over a PTE table for an old PMD entry ages the
  * region like a read that found nothing, and leaves the rest of its
@@ -587,8 +599,8 @@ enum kmmscand_visit {
  * @pmd_bit: the Accessed bit of its PMD entry can be used: pmd_young is
  *	on and the entry points to a PTE table
  * @pmd_young: with @pmd_bit, that bit was set when the visit began
- * @clear_pmd: the Accessed bit of its PMD entry is to be cleared when its
- *	PTE table is read
+ * @clear_pmd: the Accessed bit of its PMD entry is to be cleared once its
+ *	PTE table has been read, if slow-tier memory was seen in it
  *
  * A visit can span scan steps and VMAs: it ends when the cursor enters
  * another region or wraps.
@@ -1980,8 +1992,10 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * Clear the Accessed bit of the PMD entry above the PTE table about to be
- * read, once per visit of the region.  The PTE table lock is enough:
+ * Clear the Accessed bit of the PMD entry above the PTE table just read,
+ * once per visit of the region, if the table holds slow-tier memory (see
+ * "kmmscand and the Accessed bit of PMD entries" for why not otherwise).
+ * The PTE table lock is enough:
  * pte_offset_map_lock() checked that @pmd still points to the table, and
  * whatever replaces or frees a PTE table of a VMA under mmap_read_lock
  * (retract_page_tables() for one) takes the lock of that table too.  The
@@ -1993,7 +2007,7 @@ static void kmmscand_clear_pmd_young(struct kmmscand_walk_ctl *ctl,
 {
 	struct kmmscand_region *r = &ctl->ms->region;
 
-	if (!kmmscand_pmd_young_usable() || !r->clear_pmd)
+	if (!kmmscand_pmd_young_usable() || !r->clear_pmd || !r->slow)
 		return;
 	r->clear_pmd = false;
 	if (pmdp_test_and_clear_young(vma, addr, pmd))
@@ -2011,13 +2025,13 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 	pte = pte_offset_map_lock(walk->mm, pmd, addr, &ptl);
 	if (!pte)
 		return 0;
-	kmmscand_clear_pmd_young(walk->private, walk->vma, addr, pmd);
 	/*
 	 * The RCU read-side section that pte_unmap_unlock() ends was entered
 	 * out of line, where sparse cannot see it.
 	 */
 	__acquire(RCU);
 	ret = kmmscand_scan_ptes(walk->private, walk->vma, pte, addr, end);
+	kmmscand_clear_pmd_young(walk->private, walk->vma, addr, pmd);
 	pte_unmap_unlock(pte, ptl);
 	return ret;
 }
