@@ -1852,6 +1852,37 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 
 /* The page table walk */
 
+/*
+ * Whether the memory policy at @addr of @vma, or the owner's task policy
+ * where there is none, lets the folio mapped there move.
+ */
+static bool kmmscand_policy_allows(struct vm_area_struct *vma,
+				   unsigned long addr, bool task_mof)
+{
+	struct mempolicy *pol;
+	pgoff_t ilx;
+	bool allows;
+
+	pol = __get_vma_policy(vma, addr, &ilx);
+	if (!pol)
+		return task_mof;
+	allows = kmmscand_mpol_allows(pol);
+	mpol_cond_put(pol);
+	return allows;
+}
+
+/*
+ * A VMA whose policy its backing object keeps (shmem, with memfd and
+ * shared anonymous memory) can have a policy per range: another process
+ * that maps the same object can mbind() part of it.  Its policy is looked
+ * up per candidate, as NUMA balancing looks it up per fault, and the VMA
+ * is never skipped whole for the policy at its start.
+ */
+static bool kmmscand_vma_shared_policy(struct vm_area_struct *vma)
+{
+	return vma->vm_ops && vma->vm_ops->get_policy;
+}
+
 /* Whether the Accessed bit of an entry mapping @folio is of interest */
 static bool kmmscand_folio_wanted(struct kmmscand_walk_ctl *ctl,
 				  struct folio *folio)
@@ -1870,8 +1901,8 @@ static bool kmmscand_folio_wanted(struct kmmscand_walk_ctl *ctl,
  * primed, count it and queue the folio.
  */
 static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
-				 struct folio *folio,
-				 struct vm_area_struct *vma, unsigned long nr)
+				 struct folio *folio, struct vm_area_struct *vma,
+				 unsigned long addr, unsigned long nr)
 {
 	struct kmmscand_region *r = &ctl->ms->region;
 	struct kmmscand_batch *b = ctl->batch;
@@ -1893,7 +1924,12 @@ static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 		ctl->off_lru = true;
 		return;
 	}
-	if (kmmscand_batch_full(b) || !folio_try_get(folio))
+	if (kmmscand_batch_full(b))
+		return;
+	if (kmmscand_vma_shared_policy(vma) &&
+	    !kmmscand_policy_allows(vma, addr, ctl->task_mof))
+		return;
+	if (!folio_try_get(folio))
 		return;
 
 	b->entry[b->nr].folio = folio;
@@ -1948,7 +1984,8 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 		 */
 		if (kmmscand_folio_wanted(ctl, folio) &&
 		    pmdp_clear_flush_young_notify(walk->vma, addr, pmd))
-			kmmscand_note_access(ctl, folio, walk->vma, HPAGE_PMD_NR);
+			kmmscand_note_access(ctl, folio, walk->vma, addr,
+					     HPAGE_PMD_NR);
 	}
 	spin_unlock(ptl);
 	return true;
@@ -1985,7 +2022,7 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 		ctl->ms->region.slow = true;
 		if (ptep_clear_young_notify(vma, addr, pte)) {
 			ctl->flush_tlb = true;
-			kmmscand_note_access(ctl, folio, vma, 1);
+			kmmscand_note_access(ctl, folio, vma, addr, 1);
 		}
 	}
 	return 0;
@@ -2189,22 +2226,6 @@ next:
 	return 0;
 }
 
-/* Memory policy of @vma, or of the owner task when @vma has none */
-static bool kmmscand_vma_policy_allows(struct vm_area_struct *vma,
-				       bool task_mof)
-{
-	struct mempolicy *pol;
-	pgoff_t ilx;
-	bool allows;
-
-	pol = __get_vma_policy(vma, vma->vm_start, &ilx);
-	if (!pol)
-		return task_mof;
-	allows = kmmscand_mpol_allows(pol);
-	mpol_cond_put(pol);
-	return allows;
-}
-
 /**
  * kmmscand_vma_skip - decide whether a VMA is left out of the scan
  * @vma: the VMA
@@ -2221,7 +2242,9 @@ static bool kmmscand_vma_policy_allows(struct vm_area_struct *vma,
  *   shared by many processes and best left where page cache put them.
  * - a memory policy that does not let NUMA balancing move memory does not
  *   let kmmscand move it either (kmmscand_mpol_allows()), so that memory
- *   bound to a slow node with MPOL_BIND stays there.
+ *   bound to a slow node with MPOL_BIND stays there.  Where the policy can
+ *   differ along the VMA (kmmscand_vma_shared_policy()), it is checked per
+ *   candidate instead.
  *
  * Writable file mappings and shared anonymous memory are scanned;
  * migrate_misplaced_folio_prepare() refuses what is unsafe to move (dirty
@@ -2246,7 +2269,8 @@ static bool kmmscand_vma_skip(struct vm_area_struct *vma, bool task_mof,
 	else if (vma->vm_file &&
 		 (vma->vm_flags & (VM_READ | VM_WRITE)) == VM_READ)
 		*reason = KMMSCAND_SKIP_SHARED_RO;
-	else if (!kmmscand_vma_policy_allows(vma, task_mof))
+	else if (!kmmscand_vma_shared_policy(vma) &&
+		 !kmmscand_policy_allows(vma, vma->vm_start, task_mof))
 		*reason = KMMSCAND_SKIP_MEMPOLICY;
 	else
 		return false;
