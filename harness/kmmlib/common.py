@@ -1,5 +1,7 @@
 """Paths, logging and process helpers shared by every harness step."""
 
+import contextlib
+import fcntl
 import os
 import shlex
 import subprocess
@@ -20,6 +22,45 @@ BASE_PACKAGE = "linux-source-6.12"
 # (the overlay). Everything else in the repo is harness, docs or patches.
 OVERLAY_ROOTS = ("Documentation", "arch", "fs", "include", "init", "kernel",
                  "lib", "mm", "scripts", "tools")
+
+
+# One kernel build or VM at a time on this machine (2 cores): every build
+# and boot holds this lock, whichever checkout it runs from.
+HEAVY_LOCK = "/tmp/kmm-heavy.lock"
+# How deep this process already is in heavy_job(): a boot inside a build's
+# hold (the KVM probe) must not wait for itself.
+_HEAVY_DEPTH = [0]
+
+
+def take_heavy_lock():
+    """An open file holding the heavy-job lock; close it to release.
+
+    KMM_HOLDS_HEAVY_LOCK=1 says that the caller already holds it for the
+    whole run (`KMM_HOLDS_HEAVY_LOCK=1 flock /tmp/kmm-heavy.lock make
+    series-check`, when others keep taking it between the steps).
+    """
+    if os.environ.get("KMM_HOLDS_HEAVY_LOCK") == "1":
+        return None
+    f = open(HEAVY_LOCK, "a", encoding="utf-8")
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        say(f"waiting for {HEAVY_LOCK} (another heavy job runs)")
+        fcntl.flock(f, fcntl.LOCK_EX)
+    return f
+
+
+@contextlib.contextmanager
+def heavy_job():
+    """Hold the heavy-job lock for a kernel build or a VM run."""
+    lockf = take_heavy_lock() if not _HEAVY_DEPTH[0] else None
+    _HEAVY_DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _HEAVY_DEPTH[0] -= 1
+        if lockf:
+            lockf.close()
 
 
 class Failure(Exception):

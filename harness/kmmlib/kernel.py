@@ -6,7 +6,7 @@ import shutil
 import subprocess
 
 from .common import (BUILD, HARNESS, LOGS, OUT, REPO, TREE, Progress,
-                     base_line, die, ensure_dir, run, say)
+                     base_line, die, ensure_dir, heavy_job, run, say)
 
 CONFIGS = os.path.join(HARNESS, "config")
 # Fragments of each flavour, applied in order on top of allnoconfig.
@@ -125,7 +125,7 @@ def build(flavour="debug", targets=("bzImage",)):
     env = dict(os.environ)
     env.update(make_env())
     compiled = 0
-    with open(log, "a", encoding="utf-8") as logf:
+    with open(log, "a", encoding="utf-8") as logf, heavy_job():
         logf.write("$ " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
@@ -154,7 +154,8 @@ def build(flavour="debug", targets=("bzImage",)):
 def build_objects(flavour, objects, extra=()):
     """Build single objects, e.g. with W=1 or C=1, capturing the output."""
     configure(flavour)
-    res = subprocess.run(make_args(flavour, *objects, extra=extra),
-                         env={**os.environ, **make_env()}, text=True,
-                         capture_output=True, check=False)
+    with heavy_job():
+        res = subprocess.run(make_args(flavour, *objects, extra=extra),
+                             env={**os.environ, **make_env()}, text=True,
+                             capture_output=True, check=False)
     return res.returncode, res.stdout + res.stderr

@@ -26,7 +26,7 @@ import time
 
 from . import bench, check, kernel, tree
 from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
-                     die, ensure_dir, say)
+                     die, ensure_dir, say, take_heavy_lock)
 
 SERIES_OUT = os.path.join(OUT, "series")
 DEB_OUT = os.path.join(OUT, "deb")
@@ -38,7 +38,6 @@ README_TABLE = "### The table"
 SRC = os.path.join(BUILD, "series-src")
 OBJ = os.path.join(BUILD, "obj-series")
 OBJ_DEB = os.path.join(BUILD, "obj-deb")
-HEAVY_LOCK = "/tmp/kmm-heavy.lock"
 COVER_SUBJECT = ("mm: kmmscand: promote hot pages from slow memory tiers "
                  "with a scanning thread")
 # series-check builds the release flavour (no debug checkers: faster, and
@@ -70,24 +69,6 @@ DEB_EXTRA_OPTIONS = [
 
 
 # ---------------------------------------------------------------- helpers
-
-def heavy_lock():
-    """An open file holding the heavy-job lock; close it to release.
-
-    KMM_HOLDS_HEAVY_LOCK=1 says that the caller already holds it for the
-    whole run (`KMM_HOLDS_HEAVY_LOCK=1 flock /tmp/kmm-heavy.lock make
-    series-check`, when others keep taking it between the steps).
-    """
-    if os.environ.get("KMM_HOLDS_HEAVY_LOCK") == "1":
-        return None
-    f = open(HEAVY_LOCK, "a", encoding="utf-8")
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        say(f"waiting for {HEAVY_LOCK} (another heavy job runs)")
-        fcntl.flock(f, fcntl.LOCK_EX)
-    return f
-
 
 def src_lock():
     """Held by series-check and deb: both drive build/series-src."""
@@ -333,7 +314,7 @@ def step_make(args, log, what, lock=True):
     cc = "ccache gcc" if shutil.which("ccache") else "gcc"
     jobs = str(os.cpu_count() or 1)
     cmd = ["make", "-C", SRC, f"-j{jobs}", "ARCH=x86_64", f"CC={cc}", *args]
-    lockf = heavy_lock() if lock else None
+    lockf = take_heavy_lock() if lock else None
     try:
         with open(log, "a", encoding="utf-8") as logf:
             logf.write("$ " + " ".join(cmd) + "\n")

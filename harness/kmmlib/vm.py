@@ -11,7 +11,8 @@ import selectors
 import subprocess
 import time
 
-from .common import BUILD, LOGS, OUT, REPO, Progress, die, ensure_dir, say
+from .common import (BUILD, LOGS, OUT, REPO, Progress, die, ensure_dir,
+                     heavy_job, say)
 from .deps import vng_path
 
 NODE_MEM = "2G"
@@ -138,10 +139,11 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
     log = log or os.path.join(LOGS, "vm-console.log")
     ensure_dir(os.path.dirname(log))
     cmd = vng_cmd(image, wrap(guest_cmd), kvm, extra_append)
-    start = time.time()
     lines = []
     timed_out = False
-    with open(log, "w", encoding="utf-8") as logf:
+    # The timeout counts from the boot, not from the wait for the lock.
+    with heavy_job(), open(log, "w", encoding="utf-8") as logf:
+        start = time.time()
         logf.write("$ " + " ".join(sh_quote(c) for c in cmd) + "\n")
         env = dict(os.environ)
         # vng runs virtme-run and friends from PATH.
