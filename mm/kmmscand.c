@@ -78,7 +78,7 @@
  *   Accessed bit test and for pinning the folio.  It is never held across
  *   migration, which takes the LRU and folio locks itself.
  * - kmmscand_mm_lock (a spinlock) protects the slot hash, the slot list and
- *   the scan cursor, and nests inside the mmap_lock of both mms on fork.
+ *   the scan cursor.
  *   The thread takes it with no other lock held; nothing sleeps under it.
  *   The slot that the cursor points to belongs to the thread:
  *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
@@ -208,8 +208,10 @@
  * learns whether the mm ran from the same hint that MGLRU's page table
  * walks use, which the scheduler sets when it switches to the mm and each
  * walker tests and clears for itself (mm_usage_test_and_clear(),
- * MM_USAGE_KMMSCAND); an mm still loaded on a CPU counts as used, since a
- * task that never leaves its CPU is never switched to again.  What it
+ * MM_USAGE_KMMSCAND); an mm that a thread of its owner runs in at the
+ * time counts as used, since a task that never leaves its CPU is never
+ * switched to again (task_curr(), which holds on every architecture, where
+ * mm_cpumask() does not).  What it
  * misses is what MGLRU misses: accesses made to the memory of the mm by no
  * task of its own, such as a kernel thread working in the mm with
  * kthread_use_mm().  Such accesses are rare, and skip_idle_mm=0 turns the
@@ -631,6 +633,7 @@ struct kmmscand_region {
  *	regions it primed
  * @eligible: the scan in progress walked a VMA that it may promote from
  * @state: the adaptive period and size
+ * @owner: the thread group the mm was made for (see kmmscand_get_owner())
  * @region: the region the cursor is in
  * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
  *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
@@ -645,6 +648,7 @@ struct kmmscand_mm_slot {
 	unsigned long primed;
 	bool eligible;
 	struct kmmscand_scan_state state;
+	struct pid *owner;
 	struct kmmscand_region region;
 	struct xarray history;
 };
@@ -1177,7 +1181,7 @@ static bool kmmscand_should_stop(void)
 
 /* mm tracking */
 
-void __kmmscand_enter(struct mm_struct *mm)
+void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 {
 	struct kmmscand_mm_slot *ms;
 	struct kmmscand_tuning t;
@@ -1199,6 +1203,7 @@ void __kmmscand_enter(struct mm_struct *mm)
 			msecs_to_jiffies(READ_ONCE(kmmscand_scan_delay_ms));
 	ms->region.index = KMMSCAND_NO_REGION;
 	xa_init(&ms->history);
+	ms->owner = get_task_pid(owner, PIDTYPE_TGID);
 
 	slot = &ms->slot;
 	mmgrab(mm);
@@ -1217,6 +1222,7 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 	xa_for_each(&ms->history, index, chunk)
 		kfree(chunk);
 	xa_destroy(&ms->history);
+	put_pid(ms->owner);
 	mm_slot_free(kmmscand_slot_cache, ms);
 	mmdrop(mm);
 }
@@ -1323,31 +1329,44 @@ static void kmmscand_drop_cursor(void)
 
 /* Where the owner of the mm runs and what it may use */
 
-static struct task_struct *kmmscand_get_owner(struct mm_struct *mm)
+/*
+ * The owner of an mm is the process it was made for, by exec() or fork():
+ * its main thread, or once that has exited, the first of its threads that
+ * still runs in the mm.  Return it with a reference, or NULL if no thread
+ * of it does (all exited, or it exec()ed another mm while someone else
+ * still holds this one).
+ */
+static struct task_struct *kmmscand_get_owner(struct kmmscand_mm_slot *ms)
 {
-	struct task_struct *owner = NULL;
+	struct task_struct *leader, *t, *owner = NULL;
 
-#ifdef CONFIG_MEMCG
 	rcu_read_lock();
-	owner = rcu_dereference(mm->owner);
-	if (owner)
-		get_task_struct(owner);
+	leader = pid_task(ms->owner, PIDTYPE_TGID);
+	if (leader) {
+		for_each_thread(leader, t) {
+			if (READ_ONCE(t->mm) == ms->slot.mm) {
+				owner = get_task_struct(t);
+				break;
+			}
+		}
+	}
 	rcu_read_unlock();
-#endif
 	return owner;
 }
 
 /*
- * The owner of an mm (mm->owner, maintained for memcg) stands for all its
- * tasks: the target is chosen near the node it last ran on, within its
- * cpuset, and its task memory policy applies to VMAs without one of their
- * own.  Without an owner (!CONFIG_MEMCG, or while ownership passes on) the
- * target is chosen near the slow node the memory is on; if cpusets are in
- * use the allowed nodes cannot be known then, and nothing is promoted.
+ * The owner stands for all the threads of the mm: the target is chosen
+ * near the node it last ran on, within its cpuset, and its task memory
+ * policy applies to VMAs without one of their own.  Threads are meant to
+ * share a cpuset and usually share a policy; one that set a policy of its
+ * own has it honoured by NUMA balancing, which works per thread, and not
+ * by kmmscand, which works per mm.  Without an owner the target is chosen
+ * near the slow node the memory is on; if cpusets are in use the allowed
+ * nodes cannot be known then, and nothing is promoted.
  */
 static void kmmscand_owner_context(struct kmmscand_walk_ctl *ctl)
 {
-	struct task_struct *owner = kmmscand_get_owner(ctl->mm);
+	struct task_struct *owner = kmmscand_get_owner(ctl->ms);
 	struct mempolicy *pol;
 
 	if (!owner) {
@@ -2443,18 +2462,42 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * Whether a task of @mm ran since the last call, as far as the scheduler
- * hint tells, or may be running now.  The hint is set when a CPU switches
- * to the mm; a task that keeps its CPU (a busy process on an otherwise
- * quiet CPU) is never switched to again, so an mm still loaded on some CPU
- * counts as used too.  On x86 that set may include CPUs that only hold the
- * mm lazily, which errs on the side of scanning.
+ * Whether a thread of the owner of @ms runs in its mm on a CPU now.  Not
+ * mm_cpumask(), which arm64 and others do not maintain.  Without an owner
+ * to ask, the mm counts as running: that errs on the side of scanning.
  */
-static bool kmmscand_mm_used(struct mm_struct *mm)
+static bool kmmscand_mm_running(struct kmmscand_mm_slot *ms)
 {
-	if (mm_usage_test_and_clear(mm, MM_USAGE_KMMSCAND))
+	struct task_struct *leader, *t;
+	bool running = true;
+
+	rcu_read_lock();
+	leader = pid_task(ms->owner, PIDTYPE_TGID);
+	if (leader) {
+		running = false;
+		for_each_thread(leader, t) {
+			if (READ_ONCE(t->mm) == ms->slot.mm && task_curr(t)) {
+				running = true;
+				break;
+			}
+		}
+	}
+	rcu_read_unlock();
+	return running;
+}
+
+/*
+ * Whether a task of the mm of @ms ran since the last call, as far as the
+ * scheduler hint tells, or runs now.  The hint is set when a CPU switches
+ * to the mm; a task that keeps its CPU (a busy process on an otherwise
+ * quiet CPU) is never switched to again, so an mm that one of its threads
+ * runs in now counts as used too.
+ */
+static bool kmmscand_mm_used(struct kmmscand_mm_slot *ms)
+{
+	if (mm_usage_test_and_clear(ms->slot.mm, MM_USAGE_KMMSCAND))
 		return true;
-	return !cpumask_empty(mm_cpumask(mm));
+	return kmmscand_mm_running(ms);
 }
 
 /*
@@ -2468,7 +2511,7 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 	struct mm_struct *mm = ms->slot.mm;
 	struct kmmscand_tuning t;
 
-	if (ms->scan_left || kmmscand_mm_used(mm) ||
+	if (ms->scan_left || kmmscand_mm_used(ms) ||
 	    !READ_ONCE(kmmscand_skip_idle_mm))
 		return false;
 

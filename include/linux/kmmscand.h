@@ -7,6 +7,7 @@
 #define _LINUX_KMMSCAND_H
 
 #include <linux/mm_types.h>
+#include <linux/sched.h>
 #include <linux/sched/coredump.h> /* MMF_VM_KMMSCAND */
 
 /**
@@ -87,20 +88,26 @@ enum kmmscand_promote_result {
 };
 
 #ifdef CONFIG_KMMSCAND
-void __kmmscand_enter(struct mm_struct *mm);
+void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner);
 void __kmmscand_exit(struct mm_struct *mm);
 
-/* A child is tracked when its parent was: every user mm descends from exec */
-static inline void kmmscand_fork(struct mm_struct *mm,
+/*
+ * Called once the new process @p can no longer fail to be created, and
+ * has its pid: its mm is tracked, owned by @p, when its parent's was
+ * (every user mm descends from exec).  Threads and CLONE_VM children
+ * share their parent's mm, tracked already.
+ */
+static inline void kmmscand_fork(struct task_struct *p,
 				 struct mm_struct *oldmm)
 {
-	if (test_bit(MMF_VM_KMMSCAND, &oldmm->flags))
-		__kmmscand_enter(mm);
+	if (p->mm && p->mm != oldmm && oldmm &&
+	    test_bit(MMF_VM_KMMSCAND, &oldmm->flags))
+		__kmmscand_enter(p->mm, p);
 }
 
 static inline void kmmscand_execve(struct mm_struct *mm)
 {
-	__kmmscand_enter(mm);
+	__kmmscand_enter(mm, current);
 }
 
 bool kmmscand_wants_room(int nid);
@@ -112,7 +119,7 @@ static inline void kmmscand_exit(struct mm_struct *mm)
 		__kmmscand_exit(mm);
 }
 #else /* CONFIG_KMMSCAND */
-static inline void kmmscand_fork(struct mm_struct *mm,
+static inline void kmmscand_fork(struct task_struct *p,
 				 struct mm_struct *oldmm)
 {
 }
