@@ -139,6 +139,45 @@
  */
 
 /**
+ * DOC: kmmscand heat
+ *
+ * While the top tier has room for what is accessed on the slow tier, every
+ * accessed folio of a primed region is promoted.  When it does not, or the
+ * rate limit lets only part of it through, what is promoted should be the
+ * hottest.  So each entry of a region that holds slow-tier memory has a
+ * two-bit heat: up by one at each read of the region that finds it
+ * accessed, down by one at each that does not (kmmscand_heat_note()).  An
+ * accessed entry has its folio queued only if its heat reaches the
+ * threshold of the nearest target node (kmmscand_heat_hot()).  The
+ * threshold is 1, every accessed folio, until the node refuses candidates
+ * for want of room or rate; then it rises by one at most every
+ * KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed at
+ * three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
+ * without a refusal (kmmscand_adapt_threshold()).  The odds that a page is
+ * found accessed at n reads in a row fall the faster with n the colder it
+ * is, so a higher threshold leaves the cold end of what is accessed on the
+ * slow tier, in the spirit of the hot threshold that NUMA balancing adapts
+ * to its rate limit.
+ *
+ * A PMD-mapped THP has one Accessed bit, and its heat is that of the first
+ * entry of its region; a PTE-mapped large folio is queued when any of its
+ * entries is hot enough.  Either way, a large folio is as hot as its
+ * hottest page.
+ *
+ * The entry of each folio that kmmscand promotes is marked.  A marked
+ * entry that maps a slow-tier folio again was demoted since: it starts
+ * cold, and needs KMMSCAND_HEAT_PINGPONG before it is promoted again,
+ * whatever the threshold, so that a folio that demotion picked as cold is
+ * not moved back up by a single access.
+ *
+ * The heat of a region is three bits per entry, 192 bytes with 4 KiB
+ * pages, allocated on the first read of the region as a primed one: about
+ * 96 KiB per GiB of address space that held slow-tier memory.  It belongs
+ * to the mm's slot and is freed with it; only the kmmscand thread reads or
+ * writes it.
+ */
+
+/**
  * DOC: kmmscand and the Accessed bit of PMD entries
  *
  * Where the CPU sets the Accessed bit of a PMD entry that points to a PTE
@@ -451,6 +490,30 @@
 #define KMMSCAND_ROOM_WANTED_MS		(2 * KMMSCAND_BACKOFF_MAX_MS)
 
 /*
+ * Hottest first, see "kmmscand heat".
+ *
+ * KMMSCAND_HEAT_MAX: the heat of an entry counts the reads of its region
+ * that found it accessed, up by one for each that did and down by one for
+ * each that did not; two bits hold it.  It is also the highest threshold:
+ * an entry found accessed at three reads in a row.
+ *
+ * KMMSCAND_HEAT_PINGPONG: the heat that an entry whose folio kmmscand
+ * promoted, and which is back on the slow tier, needs before it is
+ * promoted again: found accessed at two reads in a row, so that a folio
+ * that demotion picked as cold is not moved back up by a single access.
+ *
+ * KMMSCAND_HEAT_TIGHTEN_MS: how often at most refusals raise the threshold
+ * of a node.  A raise shows at the next read of the hot regions, which at
+ * the shortest default scan period (400 ms) comes well within a second:
+ * raising it faster would overshoot before the first raise took effect.
+ * It comes down by one after KMMSCAND_ROOM_WANTED_MS without a refusal,
+ * as kswapd's headroom does.
+ */
+#define KMMSCAND_HEAT_MAX		3
+#define KMMSCAND_HEAT_PINGPONG		2
+#define KMMSCAND_HEAT_TIGHTEN_MS	1000
+
+/*
  * Smart scan, see "kmmscand region history".
  *
  * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
@@ -578,6 +641,20 @@ struct kmmscand_hist_chunk {
 };
 
 /**
+ * struct kmmscand_heat - how hot the entries of one region have been
+ * @lo: bit 0 of the heat of each entry, see KMMSCAND_HEAT_MAX
+ * @hi: bit 1 of the heat of each entry
+ * @promoted: kmmscand promoted the folio mapped by the entry
+ *
+ * A PMD-mapped THP has its heat in entry 0.
+ */
+struct kmmscand_heat {
+	DECLARE_BITMAP(lo, PTRS_PER_PTE);
+	DECLARE_BITMAP(hi, PTRS_PER_PTE);
+	DECLARE_BITMAP(promoted, PTRS_PER_PTE);
+};
+
+/**
  * enum kmmscand_visit - what a visit does with a region
  * @KMMSCAND_VISIT_PRIME: read it and only clear the Accessed bits of its
  *	slow-tier folios
@@ -594,6 +671,8 @@ enum kmmscand_visit {
  * struct kmmscand_region - the region that the cursor of an mm is in
  * @index: its address >> PMD_SHIFT, or KMMSCAND_NO_REGION
  * @hist: its history; NULL if that could not be allocated
+ * @heat: with KMMSCAND_VISIT_SCAN, the heat of its entries; NULL if that
+ *	could not be allocated
  * @visit: what this visit does with it
  * @reason: why it is passed over, with KMMSCAND_VISIT_SKIP
  * @slow: a slow-tier folio was seen in it
@@ -610,6 +689,7 @@ enum kmmscand_visit {
 struct kmmscand_region {
 	unsigned long index;
 	u32 *hist;
+	struct kmmscand_heat *heat;
 	enum kmmscand_visit visit;
 	enum kmmscand_skip_reason reason;
 	bool slow;
@@ -637,6 +717,8 @@ struct kmmscand_region {
  * @region: the region the cursor is in
  * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
  *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
+ * @heat: the &struct kmmscand_heat of the regions of the mm that hold
+ *	slow-tier memory, indexed by region index
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -651,12 +733,14 @@ struct kmmscand_mm_slot {
 	struct pid *owner;
 	struct kmmscand_region region;
 	struct xarray history;
+	struct xarray heat;
 };
 
 /**
  * struct kmmscand_candidate - a folio to promote
  * @folio: the folio, pinned with a reference until it is isolated
  * @vma: a VMA that maps it; valid while the mmap_lock is held
+ * @addr: the address at which the scan found it accessed
  * @pfn: with @isolated, the folio's first pfn, for the tracepoint
  * @nid: with @isolated, the node the folio was on
  * @nr: with @isolated, the folio's base pages
@@ -666,6 +750,7 @@ struct kmmscand_mm_slot {
 struct kmmscand_candidate {
 	struct folio *folio;
 	struct vm_area_struct *vma;
+	unsigned long addr;
 	unsigned long pfn;
 	int nid;
 	unsigned int nr;
@@ -704,6 +789,8 @@ struct kmmscand_batch {
  * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
  * @no_room: base pages of candidates refused for want of room
+ * @threshold: the heat an accessed entry needs for its folio to be queued
+ * @not_hot: accessed slow-tier base pages below @threshold
  * @stopped: the target node refused candidates for rate or room; the step
  *	ends and the scan resumes at @resume_at
  * @stop_reason: with @stopped, KMMSCAND_SKIP_RATE_LIMITED or _NODE_FULL
@@ -733,6 +820,8 @@ struct kmmscand_walk_ctl {
 	bool flush_tlb;
 	bool off_lru;
 	unsigned long no_room;
+	unsigned int threshold;
+	unsigned long not_hot;
 	bool stopped;
 	enum kmmscand_skip_reason stop_reason;
 	unsigned long resume_at;
@@ -799,12 +888,19 @@ static int kmmscand_node_order[MAX_NUMNODES];
  *	the node succeeded after it
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
+ * @threshold: the heat that candidates for the node need, from 1 to
+ *	KMMSCAND_HEAT_MAX; 0 stands for 1
+ * @threshold_changed: jiffies when @threshold last changed
+ * @last_refused: jiffies when the node last refused candidates
  */
 struct kmmscand_node {
 	unsigned long limited_until;
 	unsigned long full_until;
 	unsigned int backoff_ms;
 	unsigned long room_wanted_until;
+	unsigned int threshold;
+	unsigned long threshold_changed;
+	unsigned long last_refused;
 };
 
 static struct kmmscand_node kmmscand_nodes[MAX_NUMNODES];
@@ -1000,6 +1096,109 @@ static bool kmmscand_node_open(const struct kmmscand_node *n,
 		*reason = KMMSCAND_SKIP_NODE_FULL;
 	}
 	return false;
+}
+
+/**
+ * kmmscand_node_threshold - the heat that candidates for a node need
+ * @n: the node
+ *
+ * Return: a threshold from 1 to KMMSCAND_HEAT_MAX.
+ */
+static unsigned int kmmscand_node_threshold(const struct kmmscand_node *n)
+{
+	return max(n->threshold, 1U);
+}
+
+/**
+ * kmmscand_adapt_threshold - raise or lower the heat a node asks for
+ * @n: the node
+ * @now: the time, in jiffies
+ * @refused: the node just refused candidates, for want of room or rate
+ *
+ * A refusal says that more is accessed on the slow tier than the node can
+ * take: raise the threshold by one, at most once per
+ * KMMSCAND_HEAT_TIGHTEN_MS, so that what it takes are the hotter folios.
+ * KMMSCAND_ROOM_WANTED_MS without a refusal, or since the last change,
+ * lowers it by one.
+ */
+static void kmmscand_adapt_threshold(struct kmmscand_node *n,
+				     unsigned long now, bool refused)
+{
+	unsigned int threshold = kmmscand_node_threshold(n);
+	unsigned long quiet_since;
+
+	if (refused) {
+		n->last_refused = now;
+		if (threshold < KMMSCAND_HEAT_MAX &&
+		    time_after_eq(now, n->threshold_changed +
+				  msecs_to_jiffies(KMMSCAND_HEAT_TIGHTEN_MS))) {
+			n->threshold = threshold + 1;
+			n->threshold_changed = now;
+		}
+		return;
+	}
+	quiet_since = time_after(n->last_refused, n->threshold_changed) ?
+		      n->last_refused : n->threshold_changed;
+	if (threshold > 1 &&
+	    time_after_eq(now, quiet_since +
+			  msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS))) {
+		n->threshold = threshold - 1;
+		n->threshold_changed = now;
+	}
+}
+
+/**
+ * kmmscand_heat_note - record what a read found of one entry
+ * @heat: the heat map of its region
+ * @i: the index of the entry in the region
+ * @young: it was found accessed
+ *
+ * Return: the heat of the entry, from 0 to KMMSCAND_HEAT_MAX.
+ */
+static unsigned int kmmscand_heat_note(struct kmmscand_heat *heat,
+				       unsigned int i, bool young)
+{
+	unsigned int h = test_bit(i, heat->lo) | test_bit(i, heat->hi) << 1;
+
+	if (young)
+		h = min(h + 1, KMMSCAND_HEAT_MAX);
+	else if (h)
+		h--;
+	__assign_bit(i, heat->lo, h & 1);
+	__assign_bit(i, heat->hi, h & 2);
+	return h;
+}
+
+/**
+ * kmmscand_heat_hot - whether an accessed entry is hot enough to promote
+ * @heat: the heat map of its region
+ * @i: the index of the entry in the region
+ * @h: its heat, as kmmscand_heat_note() returned it
+ * @threshold: the heat the target asks for
+ *
+ * An entry whose folio kmmscand promoted, and which is on the slow tier
+ * again, was demoted meanwhile: it needs KMMSCAND_HEAT_PINGPONG, whatever
+ * the threshold, before it is promoted again.
+ *
+ * Return: true if its folio is to be queued.
+ */
+static bool kmmscand_heat_hot(struct kmmscand_heat *heat, unsigned int i,
+			      unsigned int h, unsigned int threshold)
+{
+	if (test_bit(i, heat->promoted)) {
+		if (h < KMMSCAND_HEAT_PINGPONG)
+			return false;
+		__clear_bit(i, heat->promoted);
+	}
+	return h >= threshold;
+}
+
+/* The folio mapped by entry @i was promoted: it starts cold, marked */
+static void kmmscand_heat_promoted(struct kmmscand_heat *heat, unsigned int i)
+{
+	__clear_bit(i, heat->lo);
+	__clear_bit(i, heat->hi);
+	__set_bit(i, heat->promoted);
 }
 
 /*
@@ -1203,6 +1402,7 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 			msecs_to_jiffies(READ_ONCE(kmmscand_scan_delay_ms));
 	ms->region.index = KMMSCAND_NO_REGION;
 	xa_init(&ms->history);
+	xa_init(&ms->heat);
 	ms->owner = get_task_pid(owner, PIDTYPE_TGID);
 
 	slot = &ms->slot;
@@ -1219,9 +1419,14 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 	struct kmmscand_hist_chunk *chunk;
 	unsigned long index;
 
+	struct kmmscand_heat *heat;
+
 	xa_for_each(&ms->history, index, chunk)
 		kfree(chunk);
 	xa_destroy(&ms->history);
+	xa_for_each(&ms->heat, index, heat)
+		kfree(heat);
+	xa_destroy(&ms->heat);
 	put_pid(ms->owner);
 	mm_slot_free(kmmscand_slot_cache, ms);
 	mmdrop(mm);
@@ -1650,6 +1855,17 @@ static void kmmscand_drop_isolated(struct kmmscand_walk_ctl *ctl,
 	}
 }
 
+/* The folio found at @addr was promoted, see kmmscand_heat_hot() */
+static void kmmscand_mark_promoted(struct kmmscand_mm_slot *ms,
+				   unsigned long addr)
+{
+	struct kmmscand_heat *heat = xa_load(&ms->heat, addr >> PMD_SHIFT);
+
+	if (heat)
+		kmmscand_heat_promoted(heat,
+				       (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1));
+}
+
 /*
  * Migrate the candidates isolated so far, entries [0, @end) of the batch,
  * with one call, so that their unmapping shares TLB flushes (see
@@ -1683,8 +1899,10 @@ static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
 		if (!c->isolated)
 			continue;
 		c->isolated = false;
-		if (!c->failed)
+		if (!c->failed) {
 			kmmscand_nodes[target].backoff_ms = 0;
+			kmmscand_mark_promoted(ctl->ms, c->addr);
+		}
 		kmmscand_count_result(ctl, c->pfn, c->nid, target, c->nr,
 				      c->failed ? KMMSCAND_PROMOTE_MIGRATE_FAILED :
 						  KMMSCAND_PROMOTED);
@@ -1745,6 +1963,7 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
 	kmmscand_release_batch(ctl, from, result, nid);
+	kmmscand_adapt_threshold(&kmmscand_nodes[nid], jiffies, true);
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
 		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
 		kmmscand_note_rate_limited(ctl, nid);
@@ -1755,26 +1974,35 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * Whether every node that the mm may promote to is backing off or out of
- * rate.  Then the scan step is not walked at all: it would clear Accessed
- * bits and pin folios only to drop them.  @ctl->resume_at is set to when
- * the first of those nodes takes promotions again.
+ * Look at the nodes the mm may promote to, nearest first.  The first that
+ * takes promotions sets the heat the scan step asks of candidates
+ * (@ctl->threshold), once it has lowered it if it refused nothing for
+ * long, and the step goes ahead.  If every one of them is backing off or
+ * out of rate, the step is not walked at all: it would clear Accessed bits
+ * and pin folios only to drop them.  Then @ctl->resume_at is set to when
+ * the first of those nodes takes promotions again, and true is returned.
  */
 static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 {
+	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid :
+						   numa_node_id();
 	int *order = kmmscand_node_order;
 	enum kmmscand_skip_reason reason;
+	struct kmmscand_node *n;
 	unsigned long until;
 	bool closed = false;
 	int nr, i;
 
-	nr = kmmscand_order_targets(numa_node_id(), order);
+	nr = kmmscand_order_targets(from, order);
 	for (i = 0; i < nr; i++) {
 		if (!node_isset(order[i], ctl->allowed))
 			continue;
-		if (kmmscand_node_open(&kmmscand_nodes[order[i]], jiffies,
-				       &until, &reason))
+		n = &kmmscand_nodes[order[i]];
+		if (kmmscand_node_open(n, jiffies, &until, &reason)) {
+			kmmscand_adapt_threshold(n, jiffies, false);
+			ctl->threshold = kmmscand_node_threshold(n);
 			return false;
+		}
 		if (!closed || time_before(until, ctl->resume_at)) {
 			ctl->resume_at = until;
 			ctl->stop_reason = reason;
@@ -1915,17 +2143,25 @@ static bool kmmscand_folio_wanted(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * An entry mapping @folio was young, and its Accessed bit is now clear.
- * Leave the access for reclaim to see, then, unless the region is being
- * primed, count it and queue the folio.
+ * An entry at @addr mapping @folio, on the slow tier, was tested, and its
+ * Accessed bit is clear now; @young says whether it was set.  In a primed
+ * region, record that in the entry's heat.  If it was set, leave the
+ * access for reclaim to see, then, unless the region is being primed,
+ * count it and queue the folio if the entry is hot enough.
  */
-static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
-				 struct folio *folio, struct vm_area_struct *vma,
-				 unsigned long addr, unsigned long nr)
+static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
+				struct folio *folio, struct vm_area_struct *vma,
+				unsigned long addr, unsigned long nr, bool young)
 {
 	struct kmmscand_region *r = &ctl->ms->region;
+	unsigned int i = (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1);
 	struct kmmscand_batch *b = ctl->batch;
+	unsigned int h = KMMSCAND_HEAT_MAX;
 
+	if (r->visit == KMMSCAND_VISIT_SCAN && r->heat)
+		h = kmmscand_heat_note(r->heat, i, young);
+	if (!young)
+		return;
 	folio_set_young(folio);
 	folio_clear_idle(folio);
 	if (r->visit != KMMSCAND_VISIT_SCAN) {
@@ -1938,6 +2174,10 @@ static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 	/* Once per folio */
 	if (folio == ctl->last_folio)
 		return;
+	if (r->heat && !kmmscand_heat_hot(r->heat, i, h, ctl->threshold)) {
+		ctl->not_hot += nr;
+		return;
+	}
 	/* Off the LRU: isolated by someone else, or not yet added to it */
 	if (!folio_test_lru(folio)) {
 		ctl->off_lru = true;
@@ -1953,6 +2193,7 @@ static void kmmscand_note_access(struct kmmscand_walk_ctl *ctl,
 
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
+	b->entry[b->nr].addr = addr;
 	b->entry[b->nr].isolated = false;
 	b->nr++;
 	b->nr_pages += folio_nr_pages(folio);
@@ -1970,6 +2211,7 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 	struct kmmscand_walk_ctl *ctl = walk->private;
 	struct folio *folio = NULL;
 	spinlock_t *ptl;	/* the PMD's page table lock */
+	bool young;
 	pmd_t pmde;
 
 	if (!pmd_trans_huge(pmdp_get(pmd)))
@@ -2001,10 +2243,12 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 		 * cheap next to the 512 pages it covers; cleared PTEs share
 		 * one flush per scan step, see kmmscand_flush_tlb().
 		 */
-		if (kmmscand_folio_wanted(ctl, folio) &&
-		    pmdp_clear_flush_young_notify(walk->vma, addr, pmd))
-			kmmscand_note_access(ctl, folio, walk->vma, addr,
-					     HPAGE_PMD_NR);
+		if (kmmscand_folio_wanted(ctl, folio)) {
+			young = pmdp_clear_flush_young_notify(walk->vma, addr,
+							      pmd);
+			kmmscand_note_entry(ctl, folio, walk->vma, addr,
+					    HPAGE_PMD_NR, young);
+		}
 	}
 	spin_unlock(ptl);
 	return true;
@@ -2021,7 +2265,7 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 	for (; addr < end; pte++, addr += PAGE_SIZE) {
 		pte_t ptent = ptep_get(pte);
 		struct folio *folio;
-		bool wanted;
+		bool wanted, young;
 
 		/* NUMA hinting entries belong to NUMA balancing */
 		if (!pte_present(ptent) || pte_protnone(ptent))
@@ -2039,10 +2283,10 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 		if (!wanted)
 			continue;
 		ctl->ms->region.slow = true;
-		if (ptep_clear_young_notify(vma, addr, pte)) {
+		young = ptep_clear_young_notify(vma, addr, pte);
+		if (young)
 			ctl->flush_tlb = true;
-			kmmscand_note_access(ctl, folio, vma, addr, 1);
-		}
+		kmmscand_note_entry(ctl, folio, vma, addr, 1, young);
 	}
 	return 0;
 }
@@ -2117,6 +2361,30 @@ static u32 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 	return &chunk->region[index % KMMSCAND_HIST_CHUNK_REGIONS];
 }
 
+/*
+ * The heat map of the region @index, allocated on its first read as a
+ * primed region; NULL if that fails, and the region's accessed entries
+ * are then all hot enough.
+ */
+static struct kmmscand_heat *kmmscand_heat_lookup(struct kmmscand_mm_slot *ms,
+						  unsigned long index)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
+	struct kmmscand_heat *heat;
+
+	heat = xa_load(&ms->heat, index);
+	if (heat)
+		return heat;
+	heat = kzalloc(sizeof(*heat), gfp);
+	if (!heat)
+		return NULL;
+	if (xa_is_err(xa_store(&ms->heat, index, heat, gfp))) {
+		kfree(heat);
+		return NULL;
+	}
+	return heat;
+}
+
 /* The visit of the region the cursor is in ends: record what it found */
 static void kmmscand_leave_region(struct kmmscand_region *r)
 {
@@ -2127,6 +2395,7 @@ static void kmmscand_leave_region(struct kmmscand_region *r)
 	}
 	r->index = KMMSCAND_NO_REGION;
 	r->hist = NULL;
+	r->heat = NULL;
 }
 
 /*
@@ -2186,6 +2455,8 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 		r->reason = KMMSCAND_SKIP_PMD_OLD;
 		count_vm_event(KMMSCAND_PMD_SKIPPED);
 	}
+	if (r->visit == KMMSCAND_VISIT_SCAN)
+		r->heat = kmmscand_heat_lookup(ctl->ms, index);
 }
 
 /*
@@ -2455,6 +2726,8 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->flush_tlb = false;
 	ctl->off_lru = false;
 	ctl->no_room = 0;
+	ctl->threshold = 1;
+	ctl->not_hot = 0;
 	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
 	kmmscand_slow_nodes(&ctl->slow);
@@ -2587,6 +2860,7 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 	ms->primed += ctl->primed;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
+	count_vm_events(KMMSCAND_NOT_HOT, ctl->not_hot);
 	if (done)
 		kmmscand_end_scan(ms);
 	else if (ctl->stopped)

@@ -640,6 +640,95 @@ static void kmmscand_test_node_open(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, until, 10UL);
 }
 
+/* Heat counts reads that found an entry accessed, up and down, in 2 bits */
+static void kmmscand_test_heat(struct kunit *test)
+{
+	struct kmmscand_heat heat = { };
+	const unsigned int i = 7, j = 8;
+
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, false), 0U);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, true), 1U);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, true), 2U);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, true), 3U);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, true),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, false), 2U);
+	/* Entries are independent */
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, j, true), 1U);
+	KUNIT_EXPECT_EQ(test, kmmscand_heat_note(&heat, i, false), 1U);
+
+	/* Every accessed entry is hot at threshold 1, only hotter ones above */
+	KUNIT_EXPECT_TRUE(test, kmmscand_heat_hot(&heat, j, 1, 1));
+	KUNIT_EXPECT_FALSE(test, kmmscand_heat_hot(&heat, j, 1, 2));
+	KUNIT_EXPECT_TRUE(test, kmmscand_heat_hot(&heat, j, 3, 3));
+}
+
+/* A promoted entry found on the slow tier again must heat up first */
+static void kmmscand_test_heat_pingpong(struct kunit *test)
+{
+	struct kmmscand_heat heat = { };
+	const unsigned int i = 511;
+	unsigned int h;
+
+	kmmscand_heat_note(&heat, i, true);
+	kmmscand_heat_note(&heat, i, true);
+	kmmscand_heat_note(&heat, i, true);
+	kmmscand_heat_promoted(&heat, i);
+
+	/* Demoted, then accessed once: not yet, even at threshold 1 */
+	h = kmmscand_heat_note(&heat, i, true);
+	KUNIT_EXPECT_EQ(test, h, 1U);
+	KUNIT_EXPECT_FALSE(test, kmmscand_heat_hot(&heat, i, h, 1));
+	/* Accessed at the next read too: promoted, and the mark is gone */
+	h = kmmscand_heat_note(&heat, i, true);
+	KUNIT_EXPECT_TRUE(test, kmmscand_heat_hot(&heat, i, h, 1));
+	KUNIT_EXPECT_FALSE(test, test_bit(i, heat.promoted));
+	/* The mark does not lower a higher threshold */
+	kmmscand_heat_promoted(&heat, i);
+	kmmscand_heat_note(&heat, i, true);
+	h = kmmscand_heat_note(&heat, i, true);
+	KUNIT_EXPECT_FALSE(test, kmmscand_heat_hot(&heat, i, h, 3));
+}
+
+/* Refusals raise a node's threshold, paced; quiet lowers it again */
+static void kmmscand_test_threshold_adapts(struct kunit *test)
+{
+	unsigned long tighten = msecs_to_jiffies(KMMSCAND_HEAT_TIGHTEN_MS);
+	unsigned long relax = msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS);
+	unsigned long now = 100000;
+	struct kmmscand_node n = { };
+
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
+	kmmscand_adapt_threshold(&n, now, true);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	/* A second refusal right after does not raise it again */
+	kmmscand_adapt_threshold(&n, now + 1, true);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	now += tighten;
+	kmmscand_adapt_threshold(&n, now, true);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	kmmscand_adapt_threshold(&n, now + tighten, true);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	now += tighten;
+
+	/* No refusal for less than the quiet time: unchanged */
+	kmmscand_adapt_threshold(&n, now + relax - 1, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	now += relax;
+	kmmscand_adapt_threshold(&n, now, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	/* One step per quiet time */
+	kmmscand_adapt_threshold(&n, now + 1, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	kmmscand_adapt_threshold(&n, now + relax, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
+	kmmscand_adapt_threshold(&n, now + 2 * relax, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -663,6 +752,9 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_pmd_recalls),
 	KUNIT_CASE(kmmscand_test_backoff),
 	KUNIT_CASE(kmmscand_test_node_open),
+	KUNIT_CASE(kmmscand_test_heat),
+	KUNIT_CASE(kmmscand_test_heat_pingpong),
+	KUNIT_CASE(kmmscand_test_threshold_adapts),
 	{}
 };
 
