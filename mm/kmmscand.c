@@ -2158,7 +2158,8 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	struct kmmscand_batch *b = ctl->batch;
 	unsigned int h = KMMSCAND_HEAT_MAX;
 
-	if (r->visit == KMMSCAND_VISIT_SCAN && r->heat)
+	/* Only regions read as primed have a heat map */
+	if (r->heat)
 		h = kmmscand_heat_note(r->heat, i, young);
 	if (!young)
 		return;
