@@ -712,6 +712,10 @@ struct kmmscand_region {
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
  * @eligible: the scan in progress walked a VMA that it may promote from
+ * @begun: a scan of the mm began, or was passed over as idle; until then,
+ *	@next_scan is the end of its first delay (scan_delay_ms)
+ * @knob_gen: the value of kmmscand_knob_gen that @next_scan was last
+ *	checked against, see kmmscand_recheck_wait()
  * @state: the adaptive period and size
  * @owner: the thread group the mm was made for (see kmmscand_get_owner())
  * @region: the region the cursor is in
@@ -729,6 +733,8 @@ struct kmmscand_mm_slot {
 	unsigned long accessed;
 	unsigned long primed;
 	bool eligible;
+	bool begun;
+	unsigned int knob_gen;
 	struct kmmscand_scan_state state;
 	struct pid *owner;
 	struct kmmscand_region region;
@@ -861,8 +867,16 @@ static struct kmmscand_tuning kmmscand_tuning = {
 
 static DEFINE_MUTEX(kmmscand_mutex);
 static DEFINE_SEQLOCK(kmmscand_tuning_lock);
+/*
+ * Bumped by every knob write, so that the thread stops waiting for what
+ * the old values had it wait for: its own sleep (kmmscand_kick()) and the
+ * next scan of each mm (kmmscand_recheck_wait()).
+ */
+static unsigned int kmmscand_knob_gen;
 static struct task_struct *kmmscand_thread;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
+/* Set by kmmscand_kick() to end the thread's sleep */
+static bool kmmscand_kicked;
 
 /* The tracked mms and the scan cursor, under kmmscand_mm_lock */
 static DEFINE_SPINLOCK(kmmscand_mm_lock);
@@ -2602,6 +2616,7 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->accessed = 0;
 	ms->primed = 0;
 	ms->eligible = false;
+	ms->begun = true;
 	trace_kmmscand_scan_start(ms->slot.mm, ms->address, ms->state.period_ms,
 				  ms->state.size_mb);
 }
@@ -2792,6 +2807,7 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 	kmmscand_read_tuning(&t);
 	kmmscand_update_scan_state(&ms->state, 0, &t);
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
+	ms->begun = true;
 	count_vm_event(KMMSCAND_MM_IDLE_SKIPPED);
 	trace_kmmscand_skip_mm(mm, ms->address,
 			       ms->address + ms->state.size_mb * SZ_1M,
@@ -2821,12 +2837,36 @@ static void kmmscand_flush_tlb(struct kmmscand_walk_ctl *ctl)
 		flush_tlb_mm(ctl->mm);
 }
 
+/*
+ * A knob changed since @ms last looked: a wait that the new values make
+ * shorter ends no later than they say, from now.  Before the first scan
+ * that is scan_delay_ms, after it the longest scan period.  A wait for a
+ * node to take promotions again may be cut short too, and is then taken
+ * up again by kmmscand_targets_closed().
+ */
+static void kmmscand_recheck_wait(struct kmmscand_mm_slot *ms)
+{
+	unsigned int gen = READ_ONCE(kmmscand_knob_gen);
+	struct kmmscand_tuning t;
+	unsigned long latest;
+
+	if (likely(ms->knob_gen == gen))
+		return;
+	ms->knob_gen = gen;
+	kmmscand_read_tuning(&t);
+	latest = jiffies + msecs_to_jiffies(ms->begun ? t.period_ms.max :
+					    READ_ONCE(kmmscand_scan_delay_ms));
+	if (time_after(ms->next_scan, latest))
+		ms->next_scan = latest;
+}
+
 static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
 	bool done;
 
+	kmmscand_recheck_wait(ms);
 	if (time_before(jiffies, ms->next_scan) || kmmscand_skip_idle(ms))
 		return;
 	/* From here on the mm cannot go through exit_mmap() under us */
@@ -2906,6 +2946,8 @@ static int kmmscand(void *unused)
 	set_freezable();
 
 	while (!kthread_should_stop()) {
+		/* A knob written from now on ends the coming sleep at once */
+		WRITE_ONCE(kmmscand_kicked, false);
 		kmmscand_slow_nodes(&kmmscand_ctl.slow);
 		if (nodes_empty(kmmscand_ctl.slow)) {
 			/*
@@ -2918,12 +2960,27 @@ static int kmmscand(void *unused)
 			timeout = msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
 		}
 		wait_event_freezable_timeout(kmmscand_wait,
-					     kthread_should_stop(), timeout);
+					     kthread_should_stop() ||
+					     READ_ONCE(kmmscand_kicked),
+					     timeout);
 	}
 
 	WARN_ON_ONCE(kmmscand_batch.nr);
 	kmmscand_drop_cursor();
 	return 0;
+}
+
+/*
+ * A knob was written: wake the thread, so that a shorter scan_sleep_ms, or
+ * shorter periods or delay, do not wait for the sleep the old ones set.
+ * Knob writers hold kmmscand_mutex.
+ */
+static void kmmscand_kick(void)
+{
+	lockdep_assert_held(&kmmscand_mutex);
+	WRITE_ONCE(kmmscand_knob_gen, kmmscand_knob_gen + 1);
+	WRITE_ONCE(kmmscand_kicked, true);
+	wake_up_interruptible(&kmmscand_wait);
 }
 
 static int kmmscand_start_stop(bool enable)
@@ -2968,6 +3025,7 @@ static ssize_t kmmscand_ulong_store(const char *buf, size_t count,
 		return -EINVAL;
 	mutex_lock(&kmmscand_mutex);
 	WRITE_ONCE(*knob, val);
+	kmmscand_kick();
 	mutex_unlock(&kmmscand_mutex);
 	return count;
 }
@@ -2980,6 +3038,7 @@ static ssize_t kmmscand_bool_store(const char *buf, size_t count, bool *knob)
 		return -EINVAL;
 	mutex_lock(&kmmscand_mutex);
 	WRITE_ONCE(*knob, val);
+	kmmscand_kick();
 	mutex_unlock(&kmmscand_mutex);
 	return count;
 }
@@ -3028,6 +3087,8 @@ static ssize_t kmmscand_range_store(const char *buf, size_t count,
 	write_seqlock(&kmmscand_tuning_lock);
 	err = kmmscand_range_set(r, field, val);
 	write_sequnlock(&kmmscand_tuning_lock);
+	if (!err)
+		kmmscand_kick();
 	mutex_unlock(&kmmscand_mutex);
 	return err ? err : count;
 }
