@@ -247,10 +247,10 @@
  * learns whether the mm ran from the same hint that MGLRU's page table
  * walks use, which the scheduler sets when it switches to the mm and each
  * walker tests and clears for itself (mm_usage_test_and_clear(),
- * MM_USAGE_KMMSCAND); an mm that a thread of its owner runs in at the
- * time counts as used, since a task that never leaves its CPU is never
- * switched to again (task_curr(), which holds on every architecture, where
- * mm_cpumask() does not).  What it
+ * MM_USAGE_KMMSCAND), and from the runtime of the threads of its owner,
+ * which grows at every tick for a task that never leaves its CPU and so is
+ * never switched to again, on every architecture (mm_cpumask(), which
+ * would tell that the mm is loaded, is not maintained by all).  What it
  * misses is what MGLRU misses: accesses made to the memory of the mm by no
  * task of its own, such as a kernel thread working in the mm with
  * kthread_use_mm().  Such accesses are rare, and skip_idle_mm=0 turns the
@@ -275,6 +275,7 @@
 #include <linux/mmu_notifier.h>
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
+#include <linux/sched/cputime.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/seqlock.h>
@@ -718,6 +719,7 @@ struct kmmscand_region {
  *	checked against, see kmmscand_recheck_wait()
  * @state: the adaptive period and size
  * @owner: the thread group the mm was made for (see kmmscand_get_owner())
+ * @runtime: the runtime of its threads at the last kmmscand_owner_ran()
  * @region: the region the cursor is in
  * @history: the &struct kmmscand_hist_chunk of the mm, indexed by the
  *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
@@ -737,6 +739,7 @@ struct kmmscand_mm_slot {
 	unsigned int knob_gen;
 	struct kmmscand_scan_state state;
 	struct pid *owner;
+	u64 runtime;
 	struct kmmscand_region region;
 	struct xarray history;
 	struct xarray heat;
@@ -2751,42 +2754,38 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 }
 
 /*
- * Whether a thread of the owner of @ms runs in its mm on a CPU now.  Not
- * mm_cpumask(), which arm64 and others do not maintain.  Without an owner
- * to ask, the mm counts as running: that errs on the side of scanning.
+ * Whether the threads of the owner of @ms ran since the last call: their
+ * runtime, exited threads' included, moved.  Without an owner to ask, the
+ * mm counts as used: that errs on the side of scanning.
  */
-static bool kmmscand_mm_running(struct kmmscand_mm_slot *ms)
+static bool kmmscand_owner_ran(struct kmmscand_mm_slot *ms)
 {
-	struct task_struct *leader, *t;
-	bool running = true;
+	struct task_struct *owner = kmmscand_get_owner(ms);
+	struct task_cputime times;
+	bool ran;
 
-	rcu_read_lock();
-	leader = pid_task(ms->owner, PIDTYPE_TGID);
-	if (leader) {
-		running = false;
-		for_each_thread(leader, t) {
-			if (READ_ONCE(t->mm) == ms->slot.mm && task_curr(t)) {
-				running = true;
-				break;
-			}
-		}
-	}
-	rcu_read_unlock();
-	return running;
+	if (!owner)
+		return true;
+	thread_group_cputime(owner, &times);
+	put_task_struct(owner);
+	ran = times.sum_exec_runtime != ms->runtime;
+	ms->runtime = times.sum_exec_runtime;
+	return ran;
 }
 
 /*
- * Whether a task of the mm of @ms ran since the last call, as far as the
- * scheduler hint tells, or runs now.  The hint is set when a CPU switches
- * to the mm; a task that keeps its CPU (a busy process on an otherwise
- * quiet CPU) is never switched to again, so an mm that one of its threads
- * runs in now counts as used too.
+ * Whether a task of the mm of @ms ran since the last call.  The scheduler
+ * hint is set when a CPU switches to the mm, but a task that keeps its CPU
+ * (a busy process on an otherwise quiet CPU) is never switched to again;
+ * its runtime grows at every tick, though, on every architecture, where
+ * mm_cpumask(), which would say that the mm is loaded, is not maintained
+ * by all.  Both are consumed at every call, so that each is current.
  */
 static bool kmmscand_mm_used(struct kmmscand_mm_slot *ms)
 {
-	if (mm_usage_test_and_clear(ms->slot.mm, MM_USAGE_KMMSCAND))
-		return true;
-	return kmmscand_mm_running(ms);
+	bool hinted = mm_usage_test_and_clear(ms->slot.mm, MM_USAGE_KMMSCAND);
+
+	return kmmscand_owner_ran(ms) || hinted;
 }
 
 /*
