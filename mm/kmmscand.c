@@ -792,6 +792,8 @@ struct kmmscand_batch {
  * @skipped: bytes of address space the walk passed over
  * @yield_reason: why the walk gave up the mmap_lock
  * @vma_skipped: test_walk rejected the VMA
+ * @policy_open: the memory policy lets folios of the VMA move somewhere in
+ *	the part walked, see kmmscand_vma_shared_policy()
  * @smart: smart_scan
  * @max_skips: smart_scan_max_skips
  * @pmd_young: old PMD entries let the walk pass over PTE tables
@@ -823,6 +825,7 @@ struct kmmscand_walk_ctl {
 	unsigned long skipped;
 	enum kmmscand_skip_reason yield_reason;
 	bool vma_skipped;
+	bool policy_open;
 	bool smart;
 	unsigned int max_skips;
 	bool pmd_young;
@@ -2138,9 +2141,13 @@ static bool kmmscand_policy_allows(struct vm_area_struct *vma,
 /*
  * A VMA whose policy its backing object keeps (shmem, with memfd and
  * shared anonymous memory) can have a policy per range: another process
- * that maps the same object can mbind() part of it.  Its policy is looked
- * up per candidate, as NUMA balancing looks it up per fault, and the VMA
- * is never skipped whole for the policy at its start.
+ * that maps the same object can mbind() part of it.  It is never skipped
+ * whole for the policy at its start; instead each PMD-sized region whose
+ * policy at its start does not let its folios move is passed over, and,
+ * since a range can end inside a region, the policy is looked up again per
+ * candidate, as NUMA balancing looks it up per fault.  Only the regions
+ * that may move make the scan one that learns how hot the mm is (see
+ * kmmscand_end_scan()).
  */
 static bool kmmscand_vma_shared_policy(struct vm_area_struct *vma)
 {
@@ -2519,6 +2526,15 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	struct kmmscand_walk_ctl *ctl = walk->private;
 	int ret = 0;
 
+	if (kmmscand_vma_shared_policy(walk->vma)) {
+		if (!kmmscand_policy_allows(walk->vma, addr, ctl->task_mof)) {
+			ctl->skipped += end - addr;
+			trace_kmmscand_skip_region(ctl->mm, addr, end,
+						   KMMSCAND_SKIP_MEMPOLICY);
+			goto next;
+		}
+		ctl->policy_open = true;
+	}
 	if (kmmscand_region_skipped(ctl, pmd, addr, end))
 		goto next;
 	if (!kmmscand_scan_huge_pmd(pmd, addr, walk, &ret))
@@ -2683,6 +2699,9 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		start = max(ms->address, vma->vm_start);
 		end = start + min(vma->vm_end - start, ms->scan_left);
 		ctl->vma_skipped = false;
+		ctl->policy_open = !kmmscand_vma_shared_policy(vma) ||
+				   kmmscand_policy_allows(vma, vma->vm_start,
+							  ctl->task_mof);
 		ctl->next_addr = end;
 		ctl->skipped = 0;
 		ret = walk_page_range(mm, start, end, &kmmscand_walk_ops, ctl);
@@ -2691,7 +2710,9 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			cond_resched();
 			continue;
 		}
-		ms->eligible = true;
+		/* Only memory that may move says how hot the mm is */
+		if (ctl->policy_open)
+			ms->eligible = true;
 
 		/* What was passed over costs no budget */
 		ms->scan_left -= ctl->next_addr - start - ctl->skipped;

@@ -35,18 +35,28 @@
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
  *                           skip_idle_mm refuse bad input with EINVAL and
  *                           keep their value
+ * full_node_backs_off:      with no room on the top node, kmmscand backs
+ *                           off: few back-off windows, few PTEs read while
+ *                           they last, the node never below its min
+ *                           watermarks; once there is room, the hot set moves
+ * shared_subrange_policy:   of shared mappings, the half that another
+ *                           process binds to the slow node with MPOL_BIND
+ *                           stays, first or second, while the other moves
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
- * Each restores the knobs and kernel.numa_balancing it changed.
+ * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
+ * changed.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <numaif.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +68,8 @@
 #define KMM_DIR			"/sys/kernel/mm/kmmscand"
 #define THP_ENABLED		"/sys/kernel/mm/transparent_hugepage/enabled"
 #define COMPACT_NODE		"/sys/devices/system/node/node%d/compact"
+#define DEMOTION_ENABLED	"/sys/kernel/mm/numa/demotion_enabled"
+#define DROP_CACHES		"/proc/sys/vm/drop_caches"
 
 #define MIB			(1024 * 1024UL)
 
@@ -235,6 +247,88 @@
 #define ABSENT_NODE		63
 /* A node number beyond MAX_NUMNODES (1 << NODES_SHIFT, at most 1024). */
 #define IMPOSSIBLE_NODE		"4096"
+
+/*
+ * The counters of the back-off from a full node: windows started, and base
+ * pages of candidates refused for lack of room. Read by the test that
+ * needs them only, so that the others still run on a kernel without them.
+ */
+#define NODE_FULL_STAT		"kmmscand_node_full"
+#define NO_ROOM_STAT		"kmmscand_no_room"
+
+/*
+ * full_node_backs_off keeps the top node without room: a filler process
+ * takes in mlocked memory, which neither reclaim nor demotion can take
+ * back, whatever the node has above its zones' high watermarks and lowmem
+ * reserves, and half the gap down to the low watermarks more, so that a
+ * few freed pages make no room while ordinary allocations still do not
+ * wake kswapd. It looks every FILL_POLL_MS, well within the shortest
+ * back-off window (100 ms): what kswapd frees when a window starts is gone
+ * before the window ends. FILL_CHUNK at most at a time, as THPs while the
+ * room is at least that: 2 GiB in few faults, which TCG makes slow.
+ */
+#define FILL_CHUNK		(64 * MIB)
+#define FILL_POLL_MS		20
+/* The node counts as full once it has had no room for this long. */
+#define FILL_QUIET_MS		1000
+/* Filling 2 GiB on the debug kernel under TCG, with room to spare. */
+#define FILL_TIMEOUT_MS		(180 * 1000)
+/* Exit codes of the filler */
+#define FILL_NO_MLOCK		2
+#define FILL_NO_MAP		3
+#define FILL_ERROR		4
+/*
+ * The hot set kmmscand cannot promote while the node is full: many batches
+ * of candidates, so that it always has some to offer.
+ */
+#define FULL_HOT_SIZE		(64 * MIB)
+/*
+ * The scan size every mm is pinned to, with the period pinned to
+ * FAST_PERIOD_MIN_MS: a scan reads at most FULL_SCAN_MB of address space,
+ * over as many steps as it takes.
+ */
+#define FULL_SCAN_MB		16
+/*
+ * How long the full node is watched, from the start of the first back-off
+ * window. Windows of 100, 200, 400, 800, 1600 and 3200 ms, then 5000 ms,
+ * start at most 7 times in that time, 6 after the first; FULL_WINDOWS_MAX
+ * is that with a margin. A promotion to the node, of a few pages that
+ * kswapd or an exiting process freed, starts the doubling over:
+ * FULL_RESET_WINDOWS more windows for each that the test sees.
+ */
+#define FULL_OBSERVE_MS		8000
+#define FULL_WINDOWS_MAX	10
+#define FULL_RESET_WINDOWS	7
+/*
+ * The PTEs kmmscand may read while watching, as a share of what it would
+ * read without the back-off: a scan of the test's mm every
+ * FAST_PERIOD_MIN_MS, each reading all of FULL_SCAN_MB since a hot set
+ * that cannot move lies everywhere in it, or FULL_OBSERVE_MS /
+ * FAST_PERIOD_MIN_MS scans of FULL_SCAN_MB: 80 scans, 20 hot sets.
+ * Backing off, kmmscand walks the mm only from the end of a window to the
+ * next refusal, a step or two, for at most FULL_WINDOWS_MAX windows.
+ * A quarter of the former, 5 hot sets, leaves room for that and for the
+ * scans of the other, small, processes.
+ */
+#define FULL_PTE_SHARE		4
+/* Until the first window: a scan that primes the hot set, then one more. */
+#define FULL_START_TIMEOUT_MS	(60 * 1000)
+/* How often the free pages of the top node are sampled meanwhile. */
+#define FULL_SAMPLE_MS		50
+/* Filling, first window, watching, promotion, and margin. */
+#define FULL_TEST_TIMEOUT_S	420
+
+/*
+ * shared_subrange_policy: shared anonymous mappings with several PMD
+ * regions in each half. Two: one with its second half bound, which a
+ * policy checked at the start of the mapping would promote whole, and one
+ * with its first half bound, which it would leave whole. And how many of
+ * the longest scan periods, beyond SETTLE_SCANS mm scans, the bound
+ * halves are watched once the others moved.
+ */
+#define SHARED_SIZE		(32 * MIB)
+#define SHARED_MAPS		2
+#define SHARED_WATCH_PERIODS	3
 
 enum knob {
 	SCAN_ENABLED,
@@ -557,6 +651,8 @@ FIXTURE(kmmscand)
 	char saved[NR_KNOBS][TIER_VALUE_LEN];
 	char numab[TIER_VALUE_LEN];
 	bool has_numab;
+	char demotion[TIER_VALUE_LEN];
+	bool has_demotion;
 	int setup_err;
 };
 
@@ -618,6 +714,8 @@ FIXTURE_SETUP(kmmscand)
 	}
 	self->has_numab = !tier_read_str(TIER_NUMA_BALANCING, self->numab,
 					 sizeof(self->numab));
+	self->has_demotion = !tier_read_str(DEMOTION_ENABLED, self->demotion,
+					    sizeof(self->demotion));
 	for (k = 0; k < NR_STATS; k++) {
 		unsigned long value;
 
@@ -651,6 +749,10 @@ FIXTURE_TEARDOWN_PARENT(kmmscand)
 	EXPECT_EQ(0, restore_knobs(self->saved));
 	if (self->has_numab)
 		ret = tier_write_str(TIER_NUMA_BALANCING, self->numab);
+	EXPECT_EQ(0, ret);
+	ret = 0;
+	if (self->has_demotion)
+		ret = tier_write_str(DEMOTION_ENABLED, self->demotion);
 	EXPECT_EQ(0, ret);
 }
 
@@ -1676,6 +1778,473 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	else
 		expect_rejected(_metadata, PMD_YOUNG, "1",
 				"1 (the CPU does not set the bit)");
+}
+
+/*
+ * Pin the scan size of every mm to @mb, lowering the floor first, then the
+ * initial size, then the ceiling.
+ */
+static int pin_scan_size(long mb)
+{
+	int ret;
+
+	ret = knob_write_long(SCAN_SIZE_MIN_MB, mb);
+	if (!ret)
+		ret = knob_write_long(SCAN_SIZE_MB, mb);
+	if (!ret)
+		ret = knob_write_long(SCAN_SIZE_MAX_MB, mb);
+	return ret;
+}
+
+/*
+ * The filler of full_node_backs_off: keep @node without room, see
+ * FILL_CHUNK. It dies with @parent, the test, however the test ends.
+ */
+static void node_filler(int node, pid_t parent)
+{
+	unsigned long mask = 1UL << node;
+	size_t psz = sysconf(_SC_PAGESIZE), len;
+	struct tier_node_marks marks;
+	char *p;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(FILL_ERROR);
+	/* Locked, its own memory is not scanned, nor reclaimed */
+	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
+		_exit(FILL_NO_MLOCK);
+	for (;;) {
+		if (tier_node_marks(node, &marks))
+			_exit(FILL_ERROR);
+		if (!marks.room) {
+			usleep(FILL_POLL_MS * 1000);
+			continue;
+		}
+		len = (marks.room + (marks.high - marks.low) / 2) * psz;
+		if (len > FILL_CHUNK)
+			len = FILL_CHUNK;
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			_exit(FILL_NO_MAP);
+		/* EINVAL only means a kernel without THP */
+		madvise(p, len, len == FILL_CHUNK ? MADV_HUGEPAGE :
+						    MADV_NOHUGEPAGE);
+		/*
+		 * Bound for the faults only: what the kernel allocates for
+		 * its reads of /proc/zoneinfo may go to another node.
+		 */
+		if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
+			_exit(FILL_ERROR);
+		if (mlock(p, len))
+			_exit(FILL_NO_MLOCK);
+		if (set_mempolicy(MPOL_DEFAULT, NULL, 0))
+			_exit(FILL_ERROR);
+	}
+}
+
+static const char *filler_end(int status)
+{
+	if (WIFSIGNALED(status))
+		return "was killed";
+	switch (WIFEXITED(status) ? WEXITSTATUS(status) : -1) {
+	case FILL_NO_MLOCK:
+		return "could not mlock";
+	case FILL_NO_MAP:
+		return "could not map memory";
+	default:
+		return "failed";
+	}
+}
+
+/* Condition for tier_wait(): the filler left the node no room a while. */
+struct fill_cond {
+	int node;
+	pid_t pid;
+	bool exited;
+	int status;
+	double quiet_since;
+	struct tier_node_marks marks;
+};
+
+static bool node_filled(void *arg)
+{
+	struct fill_cond *fill = arg;
+
+	if (waitpid(fill->pid, &fill->status, WNOHANG) == fill->pid) {
+		fill->exited = true;
+		return true;
+	}
+	if (tier_node_marks(fill->node, &fill->marks) || fill->marks.room) {
+		fill->quiet_since = tier_now();
+		return false;
+	}
+	return tier_now() - fill->quiet_since >= FILL_QUIET_MS / 1000.0;
+}
+
+/*
+ * What full_node_backs_off watches while the node is full: the lowest
+ * free pages of the node above the sum of its min watermarks, with the
+ * figures of that sample, whether the filler went away, and how many
+ * samples saw kmmscand_migrated grow.
+ */
+struct full_watch {
+	int node;
+	pid_t filler;
+	bool filler_gone;
+	long worst;
+	struct tier_node_marks at_worst;
+	unsigned long migrated;
+	unsigned int promotions;
+};
+
+static void full_watch_sample(struct full_watch *watch)
+{
+	struct tier_node_marks marks;
+	unsigned long migrated;
+	int status;
+
+	if (!watch->filler_gone &&
+	    waitpid(watch->filler, &status, WNOHANG) == watch->filler)
+		watch->filler_gone = true;
+	if (!tier_vmstat(stat_name[MIGRATED], &migrated) &&
+	    migrated != watch->migrated) {
+		watch->migrated = migrated;
+		watch->promotions++;
+	}
+	if (tier_node_marks(watch->node, &marks))
+		return;
+	if ((long)(marks.free - marks.min) < watch->worst) {
+		watch->worst = marks.free - marks.min;
+		watch->at_worst = marks;
+	}
+}
+
+/* Condition for tier_wait(): a back-off window started. */
+struct backoff_cond {
+	struct full_watch *watch;
+	unsigned long min;
+	unsigned long last;
+};
+
+static bool backoff_started(void *arg)
+{
+	struct backoff_cond *backoff = arg;
+
+	full_watch_sample(backoff->watch);
+	if (backoff->watch->filler_gone)
+		return true;
+	if (tier_vmstat(NODE_FULL_STAT, &backoff->last))
+		return false;
+	return backoff->last >= backoff->min;
+}
+
+static void stop_filler(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+TEST_F_TIMEOUT(kmmscand, full_node_backs_off, FULL_TEST_TIMEOUT_S)
+{
+	unsigned long full_start, full_end, room_start, room_end;
+	unsigned long pte, pte_max, windows_max;
+	struct stats before, after;
+	struct full_watch watch = { .worst = LONG_MAX };
+	struct fill_cond fill = { .node = self->top };
+	struct backoff_cond backoff;
+	struct tier_region hot;
+	double start, end, next;
+	pid_t me = getpid();
+	bool filled;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, tier_vmstat(NODE_FULL_STAT, &full_start)) {
+		TH_LOG("no %s in /proc/vmstat", NODE_FULL_STAT);
+	}
+	ASSERT_EQ(0, tier_vmstat(NO_ROOM_STAT, &room_start)) {
+		TH_LOG("no %s in /proc/vmstat", NO_ROOM_STAT);
+	}
+	ASSERT_EQ(0, pin_period(FAST_PERIOD_MIN_MS));
+	ASSERT_EQ(0, pin_scan_size(FULL_SCAN_MB));
+	/* Room made by demoting would let the hot set move */
+	if (self->has_demotion)
+		ASSERT_EQ(0, tier_write_str(DEMOTION_ENABLED, "0"));
+	ASSERT_EQ(0, daemon_pause());
+	/* Less page cache and slab for kswapd to free under the filler */
+	tier_write_str(DROP_CACHES, "3");
+
+	fill.pid = fork();
+	ASSERT_GE(fill.pid, 0);
+	if (!fill.pid)
+		node_filler(self->top, me);
+	start = tier_now();
+	fill.quiet_since = start;
+	filled = tier_wait(NULL, 0, node_filled, &fill, FILL_TIMEOUT_MS);
+	TH_LOG("node %d after %.1f s of filling: %lu free pages, %lu of them room",
+	       self->top, tier_now() - start, fill.marks.free,
+	       fill.marks.room);
+	TH_LOG("its watermarks: min %lu, low %lu, high %lu pages",
+	       fill.marks.min, fill.marks.low, fill.marks.high);
+	if (fill.exited)
+		SKIP(return, "cannot fill node %d: the filler %s", self->top,
+		     filler_end(fill.status));
+	if (!filled) {
+		stop_filler(fill.pid);
+		SKIP(return, "node %d keeps room after %d s of filling",
+		     self->top, FILL_TIMEOUT_MS / 1000);
+	}
+
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, FULL_HOT_SIZE, self->slow,
+					false));
+	watch.node = self->top;
+	watch.filler = fill.pid;
+	backoff.watch = &watch;
+	backoff.min = full_start + 1;
+	backoff.last = full_start;
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The first window starts once the primed hot set is offered */
+	start = tier_now();
+	EXPECT_TRUE(tier_wait(&hot, 1, backoff_started, &backoff,
+			      FULL_START_TIMEOUT_MS));
+	TH_LOG("%s +%lu after %.1f s", NODE_FULL_STAT,
+	       backoff.last - full_start, tier_now() - start);
+	ASSERT_FALSE(watch.filler_gone);
+	ASSERT_GE(backoff.last, backoff.min);
+
+	/* Keep it hot while kmmscand backs off */
+	ASSERT_EQ(0, tier_vmstat(NODE_FULL_STAT, &full_start));
+	ASSERT_EQ(0, stats_read(&before));
+	watch.migrated = before.v[MIGRATED];
+	watch.promotions = 0;
+	end = tier_now() + FULL_OBSERVE_MS / 1000.0;
+	next = 0;
+	while (tier_now() < end) {
+		tier_touch(&hot, 1);
+		if (tier_now() < next)
+			continue;
+		full_watch_sample(&watch);
+		next = tier_now() + FULL_SAMPLE_MS / 1000.0;
+	}
+	ASSERT_EQ(0, tier_vmstat(NODE_FULL_STAT, &full_end));
+	ASSERT_EQ(0, stats_read(&after));
+	ASSERT_EQ(0, tier_vmstat(NO_ROOM_STAT, &room_end));
+	stats_log(_metadata, &before, &after);
+	pte = stat_delta(&before, &after, PTE_SCANNED);
+	pte_max = FULL_OBSERVE_MS / FAST_PERIOD_MIN_MS * FULL_SCAN_MB * MIB /
+		  sysconf(_SC_PAGESIZE) / FULL_PTE_SHARE;
+	windows_max = FULL_WINDOWS_MAX +
+		      FULL_RESET_WINDOWS * watch.promotions;
+	TH_LOG("in %d s: %s +%lu (limit %lu, %u promotions seen)",
+	       FULL_OBSERVE_MS / 1000, NODE_FULL_STAT, full_end - full_start,
+	       windows_max, watch.promotions);
+	TH_LOG("kmmscand_pte_scanned +%lu (limit %lu), %s +%lu since the start",
+	       pte, pte_max, NO_ROOM_STAT, room_end - room_start);
+	TH_LOG("node %d: lowest %lu free pages, min watermarks %lu; %ld hot pages there",
+	       self->top, watch.at_worst.free, watch.at_worst.min,
+	       tier_pages_on_node(&hot, self->top));
+	/* Otherwise the node may have had room meanwhile */
+	ASSERT_FALSE(watch.filler_gone);
+	/* Windows end, kmmscand retries, the node is still full */
+	EXPECT_LE(1, full_end - full_start);
+	EXPECT_GE(windows_max, full_end - full_start);
+	EXPECT_GT(pte_max, pte);
+	EXPECT_LT(room_start, room_end);
+	EXPECT_LE(0, watch.worst);
+
+	/* Room again: the back-off ends and the hot set moves */
+	stop_filler(fill.pid);
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+}
+
+/*
+ * The other process of shared_subrange_policy: bind the @nr regions of
+ * @regions, which it shares with the test, to @node, say on @fd whether it
+ * could, and wait.
+ */
+static void policy_binder(const struct tier_region *regions, int nr,
+			  int node, int fd, pid_t parent)
+{
+	unsigned long mask = 1UL << node;
+	char ok = 1;
+	int i;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);
+	for (i = 0; i < nr; i++)
+		ok &= !mbind(regions[i].addr, regions[i].size, MPOL_BIND,
+			     &mask, TIER_MAX_NODES + 1, 0);
+	if (write(fd, &ok, 1) != 1)
+		_exit(1);
+	for (;;)
+		pause();
+}
+
+/* The mode of the memory policy at @addr, as this process sees it. */
+static int policy_at(void *addr)
+{
+	int mode;
+
+	if (get_mempolicy(&mode, NULL, 0, addr, MPOL_F_ADDR))
+		return -errno;
+	return mode;
+}
+
+/*
+ * Conditions for tier_wait() on the shared mappings: the halves bound to
+ * the slow node stay there (else they stop at once, to fail), while the
+ * other halves move, then for a while after.
+ */
+struct split_cond {
+	struct tier_share free[SHARED_MAPS];
+	struct tier_region bound[SHARED_MAPS];
+	int slow;
+	unsigned long escaped;
+	unsigned long scans;
+	double until;
+};
+
+static bool bound_halves_stay(struct split_cond *split)
+{
+	unsigned long nr, off = 0;
+	long on_slow;
+	int i;
+
+	for (i = 0; i < SHARED_MAPS; i++) {
+		nr = tier_nr_pages(&split->bound[i]);
+		on_slow = tier_pages_on_node(&split->bound[i], split->slow);
+		off += on_slow < 0 ? nr : nr - on_slow;
+	}
+	if (off > split->escaped)
+		split->escaped = off;
+	return !off;
+}
+
+static bool free_halves_moved(void *arg)
+{
+	struct split_cond *split = arg;
+	int i;
+
+	if (!bound_halves_stay(split))
+		return true;
+	for (i = 0; i < SHARED_MAPS; i++) {
+		if (!tier_share_reached(&split->free[i]))
+			return false;
+	}
+	return true;
+}
+
+static bool bound_halves_watched(void *arg)
+{
+	struct split_cond *split = arg;
+	unsigned long scans;
+
+	if (!bound_halves_stay(split))
+		return true;
+	if (tier_vmstat(stat_name[MM_SCANS], &scans))
+		return false;
+	return scans >= split->scans && tier_now() >= split->until;
+}
+
+/*
+ * Map SHARED_SIZE bytes of shared anonymous memory and place them on
+ * @node, in base pages: a policy may cover any range of pages of it.
+ */
+static int alloc_shared(struct tier_region *region, int node)
+{
+	int ret;
+
+	region->size = SHARED_SIZE;
+	region->addr = mmap(NULL, region->size, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (region->addr == MAP_FAILED) {
+		region->addr = NULL;
+		return -errno;
+	}
+	if (madvise(region->addr, region->size, MADV_NOHUGEPAGE) &&
+	    errno != EINVAL) {
+		ret = -errno;
+		tier_free(region);
+		return ret;
+	}
+	return tier_place_on_node(region, node);
+}
+
+TEST_F_TIMEOUT(kmmscand, shared_subrange_policy, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region maps[SHARED_MAPS], half[2];
+	bool moved, watched = false;
+	struct split_cond split;
+	pid_t me = getpid(), pid;
+	long period_max;
+	int ready[2], i;
+	char ok = 0;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	split.slow = self->slow;
+	split.escaped = 0;
+	for (i = 0; i < SHARED_MAPS; i++) {
+		ASSERT_EQ(0, alloc_shared(&maps[i], self->slow));
+		ASSERT_TRUE(all_on_node(&maps[i], self->slow));
+		half[0].addr = maps[i].addr;
+		half[0].size = maps[i].size / 2;
+		half[1].addr = maps[i].addr + half[0].size;
+		half[1].size = maps[i].size - half[0].size;
+		/* Bind the second half of the first, the first of the next */
+		split.bound[i] = half[!(i & 1)];
+		tier_share_init(&split.free[i], &half[i & 1], self->top,
+				PROMOTE_PERCENT);
+	}
+
+	ASSERT_EQ(0, pipe(ready));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		policy_binder(split.bound, SHARED_MAPS, self->slow, ready[1],
+			      me);
+	ASSERT_EQ(1, read(ready[0], &ok, 1));
+	ASSERT_TRUE(ok) {
+		TH_LOG("the other process could not bind the halves");
+	}
+	/* The policy is the mapping's: seen here, where it was bound only */
+	for (i = 0; i < SHARED_MAPS; i++) {
+		struct tier_region *bound = &split.bound[i];
+
+		ASSERT_EQ(MPOL_BIND, policy_at(bound->addr));
+		ASSERT_EQ(MPOL_BIND, policy_at(bound->addr + bound->size - 1));
+		ASSERT_EQ(MPOL_DEFAULT, policy_at(split.free[i].region.addr));
+	}
+	ASSERT_EQ(0, knob_read_long(SCAN_PERIOD_MAX_MS, &period_max));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The whole of both is hot; only the halves left free may move */
+	moved = tier_wait(maps, SHARED_MAPS, free_halves_moved, &split,
+			  PROMOTE_TIMEOUT_MS);
+	for (i = 0; i < SHARED_MAPS; i++)
+		TH_LOG("mapping %d: %lu of %lu pages of its free half on node %d",
+		       i, split.free[i].last_pages,
+		       tier_nr_pages(&split.free[i].region), self->top);
+	/* A few more scans, and then a few of the longest periods */
+	if (moved && !split.escaped &&
+	    !tier_vmstat(stat_name[MM_SCANS], &split.scans)) {
+		split.scans += SETTLE_SCANS;
+		split.until = tier_now() +
+			      SHARED_WATCH_PERIODS * period_max / 1000.0;
+		watched = tier_wait(maps, SHARED_MAPS, bound_halves_watched,
+				    &split, SETTLE_TIMEOUT_MS);
+	}
+	TH_LOG("at most %lu of %lu bound pages off node %d", split.escaped,
+	       SHARED_MAPS * tier_nr_pages(&split.bound[0]), self->slow);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(ready[0]);
+	close(ready[1]);
+
+	ASSERT_EQ(0, split.escaped);
+	ASSERT_TRUE(moved);
+	ASSERT_TRUE(watched);
 }
 
 TEST_HARNESS_MAIN

@@ -1463,27 +1463,6 @@ static bool case_oom_mid_promotion(void)
 
 /* ------------------------------------------------------------ full node */
 
-/* Sum of a node's zones' high watermarks, in bytes; 0 if unknown. */
-static unsigned long node_high_wmark(int node)
-{
-	unsigned long sum = 0, v;
-	char line[256];
-	bool ours = false;
-	FILE *f = fopen("/proc/zoneinfo", "r");
-	int n;
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "Node %d, zone", &n) == 1)
-			ours = n == node;
-		else if (ours && sscanf(line, " high %lu", &v) == 1)
-			sum += v;
-	}
-	fclose(f);
-	return sum * page_size();
-}
-
 static unsigned long node_free(int node)
 {
 	char path[128], line[256];
@@ -1529,7 +1508,7 @@ static int filler(void *arg)
 
 static bool case_target_node_full(void)
 {
-	unsigned long floor = node_high_wmark(env.top) + FULL_MARGIN;
+	unsigned long floor = tier_node_high_wmark(env.top) + FULL_MARGIN;
 	double end = tier_now() + FILL_TIMEOUT_MS / 1000.0;
 	struct pool fill = { 0 };
 	struct stats a, b;

@@ -142,6 +142,99 @@ int tier_vmstat_refresh(void)
 	return tier_write_str("/proc/sys/vm/stat_refresh", "1");
 }
 
+/* One zone of /proc/zoneinfo, as tier_node_marks() reads it. */
+struct tier_zone {
+	unsigned long free, min, low, high, reserve;
+};
+
+/* Add @zone to @marks, and what a promotion may take of it to the room. */
+static void tier_add_zone(struct tier_node_marks *marks,
+			  const struct tier_zone *zone)
+{
+	unsigned long floor = zone->high + zone->reserve;
+
+	marks->free += zone->free;
+	marks->min += zone->min;
+	marks->low += zone->low;
+	marks->high += zone->high;
+	if (zone->free > floor)
+		marks->room += zone->free - floor;
+}
+
+/*
+ * The largest lowmem reserve of a "protection: (0, 1950, ...)" line: the
+ * one against the highest zone a movable allocation may come from.
+ */
+static unsigned long tier_zone_reserve(const char *line)
+{
+	const char *p = strchr(line, '(');
+	unsigned long v, max = 0;
+	char *end;
+
+	if (!p)
+		return 0;
+	for (p++; *p && *p != ')'; p = end) {
+		v = strtoul(p, &end, 10);
+		if (end == p)
+			break;
+		if (v > max)
+			max = v;
+		while (*end == ',' || *end == ' ')
+			end++;
+	}
+	return max;
+}
+
+/*
+ * Read the free pages and watermarks of @node's zones from /proc/zoneinfo
+ * into @marks. 0 on success, -ENOENT if the node has no zones there.
+ */
+int tier_node_marks(int node, struct tier_node_marks *marks)
+{
+	struct tier_zone zone = { 0 };
+	bool ours = false, found = false;
+	char line[512];
+	FILE *fp;
+	int nid;
+
+	memset(marks, 0, sizeof(*marks));
+	fp = fopen("/proc/zoneinfo", "r");
+	if (!fp)
+		return -errno;
+	while (fgets(line, sizeof(line), fp)) {
+		if (sscanf(line, "Node %d, zone", &nid) == 1) {
+			if (ours)
+				tier_add_zone(marks, &zone);
+			memset(&zone, 0, sizeof(zone));
+			ours = nid == node;
+			found |= ours;
+		} else if (!ours) {
+			continue;
+		} else if (sscanf(line, " pages free %lu", &zone.free) == 1 ||
+			   sscanf(line, " min %lu", &zone.min) == 1 ||
+			   sscanf(line, " low %lu", &zone.low) == 1 ||
+			   sscanf(line, " high %lu", &zone.high) == 1) {
+			continue;
+		} else if (strstr(line, "protection:")) {
+			zone.reserve = tier_zone_reserve(line);
+		}
+	}
+	if (ours)
+		tier_add_zone(marks, &zone);
+	fclose(fp);
+	return found ? 0 : -ENOENT;
+}
+
+/* Sum of @node's zones' high watermarks, in bytes; 0 if unknown. */
+unsigned long tier_node_high_wmark(int node)
+{
+	struct tier_node_marks marks;
+
+	if (tier_node_marks(node, &marks))
+		return 0;
+	return marks.high * tier_page_size();
+}
+
 /* Parse a node list in the kernel's "0-1,3" format into a node mask. */
 int tier_parse_nodelist(const char *list, unsigned long long *mask)
 {

@@ -82,6 +82,21 @@ struct tier_counter {
 };
 
 /*
+ * Free pages and watermarks of a node, summed over its zones, in pages, as
+ * /proc/zoneinfo shows them. @room counts, zone by zone, the free pages
+ * above the high watermark and the lowmem reserve that protects the zone
+ * from movable allocations: what a promotion to the node may take without
+ * pushing a zone below its high watermark. 0 when no zone has any.
+ */
+struct tier_node_marks {
+	unsigned long free;
+	unsigned long min;
+	unsigned long low;
+	unsigned long high;
+	unsigned long room;
+};
+
+/*
  * How long node counters such as pgpromote_success may lag: they reach
  * /proc/vmstat as the per-CPU deltas are folded in, about every second
  * (vm.stat_interval), later on CPUs that sleep. tier_vmstat_refresh()
@@ -115,6 +130,8 @@ int tier_read_str(const char *path, char *buf, size_t len);
 int tier_read_long(const char *path, long *value);
 int tier_write_str(const char *path, const char *value);
 int tier_write_long(const char *path, long value);
+int tier_node_marks(int node, struct tier_node_marks *marks);
+unsigned long tier_node_high_wmark(int node);
 
 /* Time and waiting */
 double tier_now(void);
