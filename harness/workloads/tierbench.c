@@ -17,16 +17,26 @@
  *
  * -o places the hot set (every page that is ever hot) on the fast node
  * before the run: the oracle.  -F MiB first fills the fast node with cold
- * memory of the parent's until only MiB are left free.
+ * memory of the parent's until only MiB are left free; with -w, MiB above
+ * the node's high watermark.  -L locks that filler (mlock), so that
+ * nothing can demote it and the fast node stays capped.
+ *
+ * Every access pattern has a known probability per page (its weight), so
+ * each sample also gives the share of the accesses that the fast node
+ * serves (hit) and the best share the same number of fast-node pages could
+ * serve, had they been the most accessed pages (ohit).
  *
  * Lines:
  *   S t=<s> hot=<pct> cold=<pct> ops=<n> promoted=<pages> ptes=<n>
+ *     hit=<share> ohit=<share> fast=<pages> fmin=<MiB>
  *   R key=value ...          (see print_result())
+ *   V counter=delta ...      (see print_vmstat_deltas())
  */
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <numaif.h>
 #include <signal.h>
@@ -49,6 +59,11 @@
 #define MAX_PHASES	64
 /* Zipf exponent of pattern zipf: 1 is the classic web/cache skew. */
 #define ZIPF_S		1.0
+/*
+ * How often the parent looks at the fast node's free pages against its
+ * min watermark between two samples: a dip shorter than this is missed.
+ */
+#define ZONEINFO_PERIOD	0.05
 
 enum pattern { UNIFORM, ZIPF, MOVING };
 
@@ -59,6 +74,8 @@ struct opts {
 	double secs, interval, move_period;
 	unsigned long seed;
 	long fill_leave_mib;	/* -1: no filler */
+	int fill_above_high;	/* fill_leave_mib counts above high wmark */
+	int fill_lock;		/* mlock the filler: it cannot be demoted */
 };
 
 /* What a worker publishes to the parent (shared anonymous memory). */
@@ -80,6 +97,9 @@ struct shared {
 struct sample {
 	double t, hot, cold;
 	unsigned long ops, promoted, ptes;
+	double hit, ohit;	/* shares of the accesses, see sample_placement() */
+	unsigned long fast;	/* the workload's pages on the fast node */
+	double fmin_mib;	/* lowest free - min of a fast-node zone, since the last */
 };
 
 static struct opts o = {
@@ -318,29 +338,93 @@ static long node_free_mib(int node)
 	return kb / 1024;
 }
 
-/* Cold memory of our own on the fast node, until only @leave MiB are free. */
+/* ---- the fast node's watermarks (/proc/zoneinfo) ---- */
+
+struct node_marks {
+	long high;		/* sum over the node's zones, pages */
+	long free_over_min;	/* lowest free - min of one of its zones, pages */
+};
+
+/* The figures of a zone, as /proc/zoneinfo lists them before "managed". */
+struct zone_figures {
+	long free, min, high;
+};
+
+static void add_zone(struct node_marks *m, const struct zone_figures *z)
+{
+	m->high += z->high;
+	if (z->free - z->min < m->free_over_min)
+		m->free_over_min = z->free - z->min;
+}
+
+/* Watermarks of the populated zones of @node. */
+static struct node_marks node_marks(int node)
+{
+	struct node_marks m = { .high = 0, .free_over_min = LONG_MAX };
+	struct zone_figures z = { 0, 0, 0 };
+	FILE *f = fopen("/proc/zoneinfo", "r");
+	char line[256], zone[32];
+	int cur = -1;
+	long managed;
+
+	if (!f)
+		die("/proc/zoneinfo");
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "Node %d, zone %31s", &cur, zone) == 2)
+			continue;
+		if (cur != node)
+			continue;
+		if (sscanf(line, " pages free %ld", &z.free) == 1 ||
+		    sscanf(line, " min %ld", &z.min) == 1 ||
+		    sscanf(line, " high %ld", &z.high) == 1)
+			continue;
+		/* "managed" ends the figures of a zone */
+		if (sscanf(line, " managed %ld", &managed) == 1 && managed > 0)
+			add_zone(&m, &z);
+	}
+	fclose(f);
+	return m;
+}
+
+static double pages_mib(long pages)
+{
+	return (double)pages * psz / MIB;
+}
+
+/*
+ * Cold memory of our own on the fast node, until only @leave MiB are free
+ * (above the high watermark with -w).  Preferred, not bound: demotion may
+ * move it to the slow node, unless -L locks it there.
+ */
 static void fill_fast_node(long leave)
 {
-	long want = node_free_mib(o.fast) - leave;
+	unsigned long mask = 1UL << o.fast;
+	long want;
 	char *p;
 
+	if (o.fill_above_high)
+		leave += (long)pages_mib(node_marks(o.fast).high);
+	want = node_free_mib(o.fast) - leave;
 	if (want <= 0)
 		return;
 	p = mmap(NULL, want * MIB, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		die("mmap (filler)");
-	/* Preferred, not bound: demotion may move it to the slow node. */
-	{
-		unsigned long mask = 1UL << o.fast;
-
-		if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
-			die("set_mempolicy (filler)");
+	if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
+		die("set_mempolicy (filler)");
+	/* mlock() faults every page in, for writing: no memset needed */
+	if (o.fill_lock) {
+		if (mlock(p, want * MIB))
+			die("mlock (filler)");
+	} else {
+		memset(p, 2, want * MIB);
 	}
-	memset(p, 2, want * MIB);
 	set_mempolicy(MPOL_DEFAULT, NULL, 0);
-	printf("filler: %ld MiB on node %d, %ld MiB left free\n", want, o.fast,
-	       node_free_mib(o.fast));
+	printf("filler: %ld MiB%s on node %d, %ld MiB left free, %.0f MiB "
+	       "above the high watermark\n", want,
+	       o.fill_lock ? " locked" : "", o.fast, node_free_mib(o.fast),
+	       node_free_mib(o.fast) - pages_mib(node_marks(o.fast).high));
 }
 
 static unsigned long vmstat(const char *key)
@@ -360,8 +444,90 @@ static unsigned long vmstat(const char *key)
 	return sum;
 }
 
-/* CPU seconds used so far by the kernel thread named @comm (0: none). */
-static double kthread_cpu(const char *comm)
+/*
+ * /proc/vmstat event counters whose deltas over the run the V line
+ * reports: every kmmscand_ one, so that a new counter shows up with no
+ * harness change; where allocations went (numa_); promotion, demotion and
+ * migration; kswapd's runs and direct reclaim (is the fast node short of
+ * memory?); compaction.
+ */
+static const char *const delta_prefixes[] = {
+	"kmmscand_", "numa_", "pgpromote_", "pgdemote_", "pgmigrate_",
+	"thp_migration_", "pageoutrun", "kswapd_", "allocstall_",
+	"pgscan_", "pgsteal_", "compact_",
+};
+
+/* /proc/vmstat of 6.12 has about 200 lines. */
+#define MAX_VMSTAT	512
+#define VMSTAT_NAME	64
+
+struct vmstat_snap {
+	int n;
+	char name[MAX_VMSTAT][VMSTAT_NAME];
+	unsigned long v[MAX_VMSTAT];
+};
+
+static void vmstat_snap(struct vmstat_snap *snap)
+{
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	if (!f)
+		die("/proc/vmstat");
+	snap->n = 0;
+	while (snap->n < MAX_VMSTAT &&
+	       fscanf(f, "%63s %lu", snap->name[snap->n], &snap->v[snap->n]) == 2)
+		snap->n++;
+	fclose(f);
+}
+
+static int reported(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(delta_prefixes) / sizeof(*delta_prefixes); i++)
+		if (!strncmp(name, delta_prefixes[i], strlen(delta_prefixes[i])))
+			return 1;
+	return 0;
+}
+
+static void print_vmstat_deltas(const struct vmstat_snap *a,
+				const struct vmstat_snap *b)
+{
+	int i, j;
+
+	printf("V");
+	for (i = 0; i < b->n; i++) {
+		if (!reported(b->name[i]))
+			continue;
+		for (j = 0; j < a->n && strcmp(a->name[j], b->name[i]); j++)
+			;
+		printf(" %s=%lu", b->name[i],
+		       b->v[i] - (j < a->n ? a->v[j] : 0));
+	}
+	printf("\n");
+}
+
+/*
+ * Whether @name (a comm as /proc/PID/stat shows it, after its '(') is
+ * @prefix, with a node number after it or not, then ')'.
+ */
+static int comm_is(const char *name, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	if (strncmp(name, prefix, len))
+		return 0;
+	name += len;
+	while (isdigit((unsigned char)*name))
+		name++;
+	return *name == ')';
+}
+
+/*
+ * CPU seconds used so far by the kernel threads named @prefix, with or
+ * without a node number (kswapd0, kswapd1, ...); 0 if there are none.
+ */
+static double kthread_cpu(const char *prefix)
 {
 	double hz = sysconf(_SC_CLK_TCK), cpu = 0;
 	struct dirent *d;
@@ -383,8 +549,7 @@ static double kthread_cpu(const char *comm)
 			buf[0] = 0;
 		fclose(f);
 		p = strchr(buf, '(');
-		if (!p || strncmp(p + 1, comm, strlen(comm)) ||
-		    p[1 + strlen(comm)] != ')')
+		if (!p || !comm_is(p + 1, prefix))
 			continue;
 		p = strchr(p, ')');
 		/* fields 14 and 15: utime, stime; p is just before field 3 */
@@ -397,15 +562,83 @@ static double kthread_cpu(const char *comm)
 	return cpu;
 }
 
-/* Per worker: page addresses in rank order and the last node seen. */
+/* ---- access weights: what share of the accesses each page gets ---- */
+
+/* Pattern zipf's cumulative weights by rank, as the workers draw them. */
+static double *rank_cdf;
+
+static void weights_init(size_t npages)
+{
+	if (o.pattern == ZIPF)
+		rank_cdf = zipf_cdf(npages);
+}
+
+/*
+ * Share of a worker's accesses that go to its page of rank @i while the
+ * hot part is @phase (uniform and zipf have the one phase 0).
+ */
+static double rank_weight(size_t i, size_t phase)
+{
+	size_t hot_pages = o.hot / psz;
+
+	if (o.pattern == ZIPF)
+		return i ? rank_cdf[i] - rank_cdf[i - 1] : rank_cdf[0];
+	if (i < phase * hot_pages || i >= (phase + 1) * hot_pages)
+		return 0;
+	return 1.0 / hot_pages;
+}
+
+/* Share of a worker's accesses that its @k most accessed pages get. */
+static double top_share(size_t k, size_t npages)
+{
+	size_t hot_pages = o.hot / psz;
+
+	if (!k)
+		return 0;
+	if (o.pattern == ZIPF)
+		return rank_cdf[(k < npages ? k : npages) - 1];
+	return k >= hot_pages ? 1 : (double)k / hot_pages;
+}
+
+/*
+ * The best hit @fast pages of the workload on the fast node could give:
+ * the share of the accesses of its most accessed pages.  Every worker
+ * gets an equal share of the accesses and the same weights by rank, so
+ * the best pages are the top fast / workers ranks of each worker and the
+ * next rank of fast % workers of them.
+ */
+static double oracle_hit(size_t fast, size_t npages)
+{
+	size_t q = fast / o.workers, r = fast % o.workers;
+	double next = top_share(q + 1, npages) - top_share(q, npages);
+
+	return top_share(q, npages) + next * r / o.workers;
+}
+
+/* ---- where the pages are ---- */
+
+/*
+ * What the sampler has seen of a page: promoted is "on the fast node,
+ * after having been seen on the slow one"; a promoted page seen on the
+ * slow node again has ping-ponged.  Pages the oracle placed are not
+ * promoted until they have been on the slow node once.
+ */
+enum page_seen {
+	SEEN_SLOW	= 1,
+	SEEN_PROMOTED	= 2,	/* now: cleared when seen slow again */
+	SEEN_PINGPONG	= 4,	/* ever */
+};
+
+/* Per worker: page addresses in rank order and what was seen of each. */
 struct watch {
 	void **pages;
 	int *status;
-	signed char *was_fast;	/* -1 never fast, 1 fast now, 0 left fast */
+	unsigned char *seen;
 };
 
 static struct watch *watch;
-static unsigned long pingpong;
+/* Pages that ping-ponged at least once, and times a page ping-ponged. */
+static unsigned long pingpong_pages, pingpong_events;
 
 static void watch_init(size_t npages)
 {
@@ -418,21 +651,42 @@ static void watch_init(size_t npages)
 
 		watch[w].pages = xmalloc(npages * sizeof(void *));
 		watch[w].status = xmalloc(npages * sizeof(int));
-		watch[w].was_fast = xmalloc(npages);
-		for (i = 0; i < npages; i++) {
+		watch[w].seen = xmalloc(npages);
+		for (i = 0; i < npages; i++)
 			watch[w].pages[i] = sh->w[w].base + order[i] * psz;
-			watch[w].was_fast[i] = -1;
-		}
 		free(order);
 	}
+	weights_init(npages);
 }
 
-/* Hot pages of the current phase and cold ones (all others) on fast, %. */
-static void sample_placement(size_t npages, double t, double *hot, double *cold)
+static void note_page(unsigned char *seen, int fast)
+{
+	if (fast) {
+		if (*seen & SEEN_SLOW)
+			*seen |= SEEN_PROMOTED;
+		return;
+	}
+	if (*seen & SEEN_PROMOTED) {
+		pingpong_events++;
+		if (!(*seen & SEEN_PINGPONG))
+			pingpong_pages++;
+		*seen = (*seen & ~SEEN_PROMOTED) | SEEN_PINGPONG;
+	}
+	*seen |= SEEN_SLOW;
+}
+
+/*
+ * Fills @c's placement figures: the hot pages of the current phase and
+ * the cold ones (all others) on the fast node, %; the workload's pages
+ * there; the share of the accesses they serve (hit) and the best share
+ * as many pages could serve (ohit).  Workers count equally.
+ */
+static void sample_placement(size_t npages, struct sample *c)
 {
 	size_t hot_pages = o.hot / psz, hot_fast = 0, cold_fast = 0, ncold = 0;
 	size_t phase = o.pattern == MOVING ?
-		(size_t)(t / o.move_period) % nr_phases() : 0;
+		(size_t)(c->t / o.move_period) % nr_phases() : 0;
+	double hit = 0;
 	int w;
 
 	for (w = 0; w < o.workers; w++) {
@@ -447,12 +701,10 @@ static void sample_placement(size_t npages, double t, double *hot, double *cold)
 			int is_hot = i >= phase * hot_pages &&
 				     i < (phase + 1) * hot_pages;
 
-			if (fast && wa->was_fast[i] != 1)
-				wa->was_fast[i] = 1;
-			else if (!fast && wa->was_fast[i] == 1) {
-				wa->was_fast[i] = 0;
-				pingpong++;
-			}
+			if (wa->status[i] >= 0)
+				note_page(&wa->seen[i], fast);
+			if (fast)
+				hit += rank_weight(i, phase);
 			if (is_hot)
 				hot_fast += fast;
 			else {
@@ -461,8 +713,11 @@ static void sample_placement(size_t npages, double t, double *hot, double *cold)
 			}
 		}
 	}
-	*hot = 100.0 * hot_fast / (hot_pages * o.workers);
-	*cold = ncold ? 100.0 * cold_fast / ncold : 0;
+	c->fast = hot_fast + cold_fast;
+	c->hot = 100.0 * hot_fast / (hot_pages * o.workers);
+	c->cold = ncold ? 100.0 * cold_fast / ncold : 0;
+	c->hit = hit / o.workers;
+	c->ohit = oracle_hit(c->fast, npages);
 }
 
 static unsigned long total_ops(void)
@@ -522,9 +777,26 @@ static void phase_convergence(const struct sample *s, int n, double *t50,
 	*t90 = sum90 / phases;
 }
 
-static void print_result(const struct sample *s, int n, double kcpu,
-			 double app_sys, double app_user,
-			 unsigned long hint_faults, unsigned long demoted)
+/* What the run cost outside the workers, from its start to its end. */
+struct run_cost {
+	double kmmscand_cpu, kswapd_cpu, kcompactd_cpu;
+	unsigned long hint_faults, demoted;
+	struct vmstat_snap vm;
+};
+
+static void read_cost(struct run_cost *c)
+{
+	c->kmmscand_cpu = kthread_cpu("kmmscand");
+	c->kswapd_cpu = kthread_cpu("kswapd");
+	c->kcompactd_cpu = kthread_cpu("kcompactd");
+	c->hint_faults = vmstat("numa_hint_faults");
+	c->demoted = vmstat("pgdemote_");
+	vmstat_snap(&c->vm);
+}
+
+static void print_result(const struct sample *s, int n,
+			 const struct run_cost *c0, const struct run_cost *c1,
+			 double app_sys, double app_user, long free_over_min)
 {
 	double t50 = crossing(s, n, 0, 50), t90 = crossing(s, n, 0, 90);
 	double peak = 0, last_t = s[n - 1].t, tail_from = last_t * 0.75;
@@ -549,15 +821,24 @@ static void print_result(const struct sample *s, int n, double kcpu,
 	       "final_hot_pct=%.1f ops=%lu ops_per_s=%.0f tail_ops_per_s=%.0f "
 	       "promoted_pages=%lu promoted_mb=%.1f mbps=%.1f peak_mbps=%.1f "
 	       "ptes=%lu kmmscand_cpu_s=%.2f app_sys_s=%.2f app_user_s=%.2f "
-	       "hint_faults=%lu pingpong_pages=%lu demoted_pages=%lu\n",
+	       "hint_faults=%lu pingpong_pages=%lu demoted_pages=%lu "
+	       "pingpong_events=%lu kswapd_cpu_s=%.2f kcompactd_cpu_s=%.2f "
+	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
+	       "min_free_over_min_mib=%.1f\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
 	       (s[n - 1].ops - s[tail].ops) / (last_t - s[tail].t) : 0,
 	       promoted, promoted * (double)psz / MIB,
 	       t_active > 0 ? promoted * (double)psz / MIB / t_active : 0,
-	       peak, s[n - 1].ptes, kcpu, app_sys, app_user,
-	       hint_faults, pingpong, demoted);
+	       peak, s[n - 1].ptes, c1->kmmscand_cpu - c0->kmmscand_cpu,
+	       app_sys, app_user, c1->hint_faults - c0->hint_faults,
+	       pingpong_pages, c1->demoted - c0->demoted, pingpong_events,
+	       c1->kswapd_cpu - c0->kswapd_cpu,
+	       c1->kcompactd_cpu - c0->kcompactd_cpu,
+	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
+	       pages_mib(free_over_min));
+	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
 static unsigned long ptes_examined(void)
@@ -589,12 +870,45 @@ static void start_workers(void)
 	} while (ready < o.workers);
 }
 
+/*
+ * Waits until @until, looking at the fast node's watermarks every
+ * ZONEINFO_PERIOD; returns the lowest free - min of its zones seen, pages.
+ */
+static long wait_watching_free(double until)
+{
+	long lowest = LONG_MAX;
+	double next_look = 0;
+
+	while (now() < until) {
+		if (now() >= next_look) {
+			long v = node_marks(o.fast).free_over_min;
+
+			if (v < lowest)
+				lowest = v;
+			next_look = now() + ZONEINFO_PERIOD;
+		}
+		usleep(2000);
+	}
+	return lowest;
+}
+
+static void print_sample(const struct sample *c)
+{
+	printf("S t=%.2f hot=%.1f cold=%.2f ops=%lu promoted=%lu ptes=%lu "
+	       "hit=%.4f ohit=%.4f fast=%lu fmin=%.1f\n",
+	       c->t, c->hot, c->cold, c->ops, c->promoted, c->ptes, c->hit,
+	       c->ohit, c->fast, c->fmin_mib);
+	fflush(stdout);
+}
+
 static void run(void)
 {
 	size_t npages = o.size / psz;
 	struct sample *s = xmalloc(MAX_SAMPLES * sizeof(*s));
-	unsigned long p0, pt0, hf0, dm0;
-	double k0, next, app_sys = 0, app_user = 0;
+	struct run_cost *c0 = xmalloc(sizeof(*c0)), *c1 = xmalloc(sizeof(*c1));
+	unsigned long p0, pt0;
+	double next, app_sys = 0, app_user = 0;
+	long lowest = node_marks(o.fast).free_over_min;
 	int n = 0, w;
 
 	if (o.fill_leave_mib >= 0)
@@ -603,27 +917,26 @@ static void run(void)
 	watch_init(npages);
 	p0 = vmstat("pgpromote_success");
 	pt0 = ptes_examined();
-	hf0 = vmstat("numa_hint_faults");
-	dm0 = vmstat("pgdemote_");
-	k0 = kthread_cpu("kmmscand");
+	read_cost(c0);
 	sh->t0 = now();
 	__sync_synchronize();
 	sh->go = 1;
 	next = sh->t0;
 	while (n < MAX_SAMPLES) {
 		struct sample *c = &s[n];
+		long free_over_min;
 
 		next += o.interval;
-		while (now() < next)
-			usleep(2000);
+		free_over_min = wait_watching_free(next);
+		if (free_over_min < lowest)
+			lowest = free_over_min;
+		c->fmin_mib = pages_mib(free_over_min);
 		c->t = now() - sh->t0;
 		c->ops = total_ops();
 		c->promoted = vmstat("pgpromote_success") - p0;
 		c->ptes = ptes_examined() - pt0;
-		sample_placement(npages, c->t, &c->hot, &c->cold);
-		printf("S t=%.2f hot=%.1f cold=%.2f ops=%lu promoted=%lu ptes=%lu\n",
-		       c->t, c->hot, c->cold, c->ops, c->promoted, c->ptes);
-		fflush(stdout);
+		sample_placement(npages, c);
+		print_sample(c);
 		n++;
 		if (c->t >= o.secs)
 			break;
@@ -634,15 +947,16 @@ static void run(void)
 		app_sys += sh->w[w].sys_s;
 		app_user += sh->w[w].user_s;
 	}
-	print_result(s, n, kthread_cpu("kmmscand") - k0, app_sys, app_user,
-		     vmstat("numa_hint_faults") - hf0, vmstat("pgdemote_") - dm0);
+	read_cost(c1);
+	print_result(s, n, c0, c1, app_sys, app_user, lowest);
 }
 
 static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [-p uniform|zipf|moving] [-s MiB] [-H MiB] [-P workers]\n"
-		"       [-t s] [-i ms] [-m s] [-S seed] [-n slow] [-f fast] [-o] [-F MiB]\n",
+		"       [-t s] [-i ms] [-m s] [-S seed] [-n slow] [-f fast] [-o]\n"
+		"       [-F MiB [-w] [-L]]\n",
 		prog);
 	exit(2);
 }
@@ -651,7 +965,7 @@ static void parse(int argc, char **argv)
 {
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:s:H:P:t:i:m:S:n:f:oF:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:s:H:P:t:i:m:S:n:f:oF:wL")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!strcmp(optarg, "uniform"))
@@ -674,6 +988,8 @@ static void parse(int argc, char **argv)
 		case 'f': o.fast = atoi(optarg); break;
 		case 'o': o.oracle = 1; break;
 		case 'F': o.fill_leave_mib = atol(optarg); break;
+		case 'w': o.fill_above_high = 1; break;
+		case 'L': o.fill_lock = 1; break;
 		default: usage(argv[0]);
 		}
 	}
