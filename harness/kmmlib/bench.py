@@ -9,7 +9,10 @@ and in out/bench/table.md, and PNG plots (harness/kmmlib/plot.py).
 
 Under TCG absolute times mean little, so the table gives every figure also
 as a ratio to the NUMA balancing run (times, cost) or to the oracle run
-(throughput) of the same invocation.
+(throughput) of the same invocation.  TCG also runs both nodes at one
+speed, so what placement gains is modeled: tierbench knows each page's
+share of the accesses and where it is, and the HMAT latencies of the two
+nodes turn the share served by the fast node into a mean latency.
 """
 
 import json
@@ -25,6 +28,13 @@ from .common import (HARNESS, LOGS, OUT, REPO, VENV, base_line,
 GUEST = os.path.join(HARNESS, "guest", "bench.sh")
 BENCH_OUT = os.path.join(OUT, "bench")
 SEED = 42
+
+# Room the capped Zipf workloads leave on the fast node above its high
+# watermark: a quarter of their 1024 MiB, so most of the set stays slow.
+CAP_ROOM_MIB = 256
+# Room the full fast node of (k) leaves above its high watermark: a few
+# MiB, so allocations do not fall below it at once, but promotion does.
+FULL_ROOM_MIB = 4
 
 # name: (what it models, tierbench arguments, seconds, rate limit MB/s)
 WORKLOADS = {
@@ -44,12 +54,32 @@ WORKLOADS = {
           "-p moving -s 384 -H 128 -m 8", 24, None),
     "h": ("fully hot: all of 192 MiB on the slow node is hot",
           "-p uniform -s 192 -H 192", 20, None),
+    "i": ("capped Zipf: 1024 MiB, ranks scattered; the fast node locked "
+          "full but for 256 MiB above its high watermark",
+          f"-p zipf -s 1024 -H 256 -F {CAP_ROOM_MIB} -w -L", 20, None),
+    "j": ("capped Zipf as (i), the filler demotable",
+          f"-p zipf -s 1024 -H 256 -F {CAP_ROOM_MIB} -w", 20, None),
+    "k": ("fast node full and nothing demotable: locked filler to "
+          f"{FULL_ROOM_MIB} MiB above the high watermark; 128 MiB hot in "
+          "512 MiB", f"-p uniform -s 512 -H 128 -F {FULL_ROOM_MIB} -w -L",
+          20, None),
 }
 
 # The workloads of a full run: (h) only checks that the scan-cost
 # optimisations do not slow a set with no cold memory to save on, and is
-# left out to keep the full run within 30 minutes; WORKLOADS=h runs it.
-FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g")
+# left out to keep the full run within 40 minutes; WORKLOADS=h runs it.
+FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
+
+# Workloads that a run with no CONFIGS= runs under some configurations
+# only, to keep the full run within 40 minutes.  The scan-cost variants
+# are measured on (a) to (h).  (i), (j): no promotion (none) has no page
+# on the fast node, so nothing to weigh.  (k): the oracle cannot place
+# anything on a node that is full; none is the baseline of kswapd's work.
+WORKLOAD_CONFIGS = {
+    "i": ("numab", "kmmscand", "oracle"),
+    "j": ("numab", "kmmscand", "oracle"),
+    "k": ("none", "numab", "kmmscand"),
+}
 
 # name: what it is (bench.sh sets each up)
 # Marks the Nth run of a configuration named more than once (bench.sh
@@ -70,12 +100,25 @@ CONFIGS = {
 # default against another value side by side.
 KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
 
+# Seconds a run takes besides its workload's: placing memory, filling the
+# fast node, sampling; the time budget of a boot allows twice the sum.
+RUN_SETUP_S = 15
+
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "kmm-all-off", "oracle")
 QUICK_SECONDS = 12
 
 SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
+VMSTAT_RE = re.compile(r"^V(.*)$")
+
+# The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
+# node 0, in ns: what a hit on the fast node and a miss to the slow one
+# cost in the model (check_hmat() keeps them in step with the VM).
+FAST_NS = 80
+SLOW_NS = 250
+# The share of the run, at its end, that "tail" figures average over.
+TAIL_SHARE = 0.25
 
 
 def describe_config(label):
@@ -98,13 +141,23 @@ def run_labels(configs):
     return labels
 
 
-def make_plan(workloads, configs, quick):
+def workload_configs(w, configs, chosen):
+    """The run labels of configs that workload w runs.
+
+    Every one if CONFIGS= chose them; else those WORKLOAD_CONFIGS allows.
+    """
+    if chosen or w not in WORKLOAD_CONFIGS:
+        return configs
+    return [c for c in configs if c in WORKLOAD_CONFIGS[w]]
+
+
+def make_plan(workloads, configs, quick, chosen=False):
     """Lines for bench.sh; configurations interleaved within a workload."""
     lines = []
     for w in workloads:
         _, args, secs, limit = WORKLOADS[w]
         secs = QUICK_SECONDS if quick else secs
-        for c in configs:
+        for c in workload_configs(w, configs, chosen):
             lines.append(f"{c} {w} {limit or '-'} {args} -t {secs} "
                          f"-i 500 -S {SEED}")
     return lines
@@ -147,11 +200,16 @@ class Collector:
         elif RESULT_RE.match(text):
             r = kv(RESULT_RE.match(text).group(1))
             self.cur["result"] = r
-            print(f"[bench]     t50 {r['t50']:.1f} s, t90 {r['t90']:.1f} s, "
+            print(f"[bench]     slowdown "
+                  f"{fmt(run_slowdown(self.cur['samples']), '.2f')}x, "
+                  f"hit/oracle {fmt(run_hit_vs_oracle(self.cur['samples']), '.2f')}, "
+                  f"t50 {r['t50']:.1f} s, t90 {r['t90']:.1f} s, "
                   f"cold promoted {r['cold_promoted_pct']:.1f}%, "
                   f"{r['ops_per_s'] / 1e6:.1f} Mops/s, kmmscand CPU "
                   f"{r['kmmscand_cpu_s']:.2f} s  "
                   f"[{time.time() - self.started:.0f} s]", flush=True)
+        elif VMSTAT_RE.match(text):
+            self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
             self.cur["status"] = int(text.split()[1])
         elif text.startswith(("tierbench:", "filler:")):
@@ -188,14 +246,105 @@ def slow_exposure(run):
     return sum(100 - s["hot"] for s in samples) / len(samples)
 
 
+def check_hmat():
+    """FAST_NS and SLOW_NS must be the latencies the VM's HMAT gives."""
+    text = " ".join(vm.HMAT)
+    for node, ns in ((0, FAST_NS), (1, SLOW_NS)):
+        entry = (f"initiator=0,target={node},hierarchy=memory,"
+                 f"data-type=access-latency,latency={ns}")
+        if entry not in text:
+            die(f"bench.py models node {node} at {ns} ns but vm.HMAT "
+                "says otherwise: update FAST_NS/SLOW_NS")
+
+
+def modeled_latency_ns(hit):
+    """Mean access latency when a share hit of the accesses is fast."""
+    return hit * FAST_NS + (1 - hit) * SLOW_NS
+
+
+def modeled_slowdown(hit):
+    """Mean access latency against an all-fast placement's."""
+    return modeled_latency_ns(hit) / FAST_NS
+
+
+def hit_vs_oracle(sample):
+    """hit over the best hit as many fast-node pages could give.
+
+    None when the workload has no page on the fast node (nothing placed,
+    so nothing placed badly), or for samples of a tierbench without hit.
+    """
+    if sample.get("ohit") is None or sample["ohit"] <= 0:
+        return None
+    return sample["hit"] / sample["ohit"]
+
+
+def time_average(samples, value, since=0.0):
+    """Mean of value(sample) over the run from since, weighted by time.
+
+    A sample stands for the time since the one before it (the first: since
+    the start); samples whose value is None are left out.
+    """
+    total = span = 0.0
+    prev = 0.0
+    for s in samples:
+        v = value(s)
+        dt = s["t"] - max(prev, since)
+        prev = s["t"]
+        if v is None or dt <= 0:
+            continue
+        total += v * dt
+        span += dt
+    return total / span if span else None
+
+
+def sample_hit(sample):
+    return sample.get("hit")
+
+
+def sample_slowdown(sample):
+    hit = sample.get("hit")
+    return None if hit is None else modeled_slowdown(hit)
+
+
+def tail_start(samples):
+    return samples[-1]["t"] * (1 - TAIL_SHARE) if samples else 0.0
+
+
+def run_slowdown(samples):
+    return time_average(samples, sample_slowdown)
+
+
+def run_hit_vs_oracle(samples, tail=False):
+    return time_average(samples, hit_vs_oracle,
+                        tail_start(samples) if tail else 0.0)
+
+
+def placement_figures(samples):
+    """The modeled figures of a run, time-averaged over it."""
+    hit = time_average(samples, sample_hit)
+    return {
+        "slowdown": run_slowdown(samples),
+        "modeled_latency_ns": (None if hit is None else
+                               modeled_latency_ns(hit)),
+        "hit_pct": None if hit is None else 100 * hit,
+        "hit_vs_oracle": run_hit_vs_oracle(samples),
+        "tail_hit_vs_oracle": run_hit_vs_oracle(samples, tail=True),
+    }
+
+
 def derive(runs):
     """Per workload and config, the figures and their ratios."""
     by = {}
     exposure = {}
+    placement = {}
+    counters = {}
     for r in runs:
         if r["result"] is not None and r["status"] == 0:
+            key = (r["workload"], r["config"])
             by.setdefault(r["workload"], {})[r["config"]] = r["result"]
-            exposure[(r["workload"], r["config"])] = slow_exposure(r)
+            exposure[key] = slow_exposure(r)
+            placement[key] = placement_figures(r["samples"])
+            counters[key] = r.get("vmstat", {})
     table = {}
     for w, cfgs in by.items():
         nb = cfgs.get("numab")
@@ -206,7 +355,7 @@ def derive(runs):
             t50 = res["t50"] if res["t50"] >= 0 else None
             cost = res["kmmscand_cpu_s"] + res["app_sys_s"]
             nb_cost = nb["kmmscand_cpu_s"] + nb["app_sys_s"] if nb else None
-            table[w][c] = {
+            table[w][c] = dict(placement[(w, c)], **{
                 "t50_s": t50, "t90_s": t90,
                 "hot_on_slow_pct": exposure[(w, c)],
                 "t90_vs_numab": ratio(t90, nb and nb["t90"]),
@@ -224,14 +373,21 @@ def derive(runs):
                 "pingpong_pages": res["pingpong_pages"],
                 "demoted_pages": res["demoted_pages"],
                 "hint_faults": res["hint_faults"],
-            }
+                "pingpong_events": res.get("pingpong_events"),
+                "kswapd_cpu_s": res.get("kswapd_cpu_s"),
+                "kcompactd_cpu_s": res.get("kcompactd_cpu_s"),
+                "min_free_over_min_mib": res.get("min_free_over_min_mib"),
+                "vmstat": counters[(w, c)],
+            })
     return table
 
 
-COLUMNS = ("config", "t50 s", "t90 s", "t90/numab", "hot on slow %",
-           "cold prom %",
-           "ops/oracle", "tail ops/oracle", "kmmscand CPU s", "app sys s",
-           "cost/numab", "PTEs", "promoted MB", "MB/s (peak)", "ping-pong")
+COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
+           "kmmscand CPU s", "app sys s", "kswapd CPU s", "kcompactd CPU s",
+           "t50 s", "t90 s", "t90/numab", "hot on slow %", "cold prom %",
+           "ops/oracle", "tail ops/oracle", "cost/numab", "PTEs",
+           "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
+           "free-min MiB")
 
 
 def table_rows(w, cfgs, order):
@@ -240,18 +396,103 @@ def table_rows(w, cfgs, order):
         if c not in cfgs:
             continue
         t = cfgs[c]
-        rows.append((c, fmt(t["t50_s"]), fmt(t["t90_s"]),
+        rows.append((c, fmt_x(t.get("slowdown")), fmt(t.get("hit_pct")),
+                     fmt(t.get("hit_vs_oracle"), ".2f"),
+                     fmt(t.get("tail_hit_vs_oracle"), ".2f"),
+                     fmt(t["kmmscand_cpu_s"], ".2f"),
+                     fmt(t["app_sys_s"], ".2f"),
+                     fmt(t.get("kswapd_cpu_s"), ".2f"),
+                     fmt(t.get("kcompactd_cpu_s"), ".2f"),
+                     fmt(t["t50_s"]), fmt(t["t90_s"]),
                      fmt_x(t["t90_vs_numab"]),
                      fmt(t["hot_on_slow_pct"]),
                      fmt(t["cold_promoted_pct"], ".2f"),
                      fmt_x(t["ops_vs_oracle"]),
                      fmt_x(t["tail_ops_vs_oracle"]),
-                     fmt(t["kmmscand_cpu_s"], ".2f"),
-                     fmt(t["app_sys_s"], ".2f"), fmt_x(t["cost_vs_numab"]),
+                     fmt_x(t["cost_vs_numab"]),
                      f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
                      f"{t['mbps']:.0f} ({t['peak_mbps']:.0f})",
-                     f"{t['pingpong_pages']:.0f}"))
+                     fmt(pages_mb(t["demoted_pages"]), ".0f"),
+                     f"{t['pingpong_pages']:.0f}",
+                     fmt(t.get("min_free_over_min_mib"))))
     return rows
+
+
+# Base pages in a MiB (x86-64's 4 KiB pages, as in the VM).
+PAGES_PER_MIB = 256
+
+
+def pages_mb(pages):
+    return None if pages is None else pages / PAGES_PER_MIB
+
+
+# The /proc/vmstat deltas of the counters table, as (column, prefix): a
+# prefix ending in "_" sums every counter it starts; every kmmscand_
+# counter follows them.  Where the fast node's allocations went, and how
+# hard kswapd, direct reclaim and compaction worked.
+COUNTERS = (("numa_hit", "numa_hit"), ("numa_miss", "numa_miss"),
+            ("numa_local", "numa_local"), ("pgdemote", "pgdemote_"),
+            ("pageoutrun", "pageoutrun"),
+            ("kswapd low wmark quick", "kswapd_low_wmark_hit_quickly"),
+            ("kswapd high wmark quick", "kswapd_high_wmark_hit_quickly"),
+            ("allocstall", "allocstall_"), ("compact_stall", "compact_stall"))
+KMMSCAND_PREFIX = "kmmscand_"
+
+
+def counter_delta(deltas, prefix):
+    if prefix.endswith("_"):
+        hits = [v for k, v in deltas.items() if k.startswith(prefix)]
+        return sum(hits) if hits else None
+    return deltas.get(prefix)
+
+
+def counter_columns(cfgs):
+    """COUNTERS, then every kmmscand_ counter some run of cfgs reported."""
+    names = sorted({k for t in cfgs.values() for k in t.get("vmstat", {})
+                    if k.startswith(KMMSCAND_PREFIX)})
+    return list(COUNTERS) + [(n, n) for n in names]
+
+
+def counter_rows(cfgs, order, columns):
+    rows = []
+    for c in order:
+        if c in cfgs and cfgs[c].get("vmstat"):
+            rows.append([c] + [fmt(counter_delta(cfgs[c]["vmstat"], p), ".0f")
+                               for _, p in columns])
+    return rows
+
+
+def markdown_table(header, rows):
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(r) + " |" for r in rows]
+    return out + [""]
+
+
+LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
+          f"placement ({FAST_NS} ns fast, {SLOW_NS} ns slow, the VM's HMAT "
+          "figures), averaged over the run. hit: the share of the "
+          "workload's accesses that pages on the fast node serve, from the "
+          "known access probability of each page, averaged over the run. "
+          "hit/oracle: hit over the best hit as many of the workload's "
+          "pages on the fast node could give (its most accessed pages), "
+          "averaged over the samples where it has some there, over the run "
+          "and its last quarter (tail). kswapd/kcompactd CPU: the "
+          "threads' CPU time during the run. "
+          "t50/t90: seconds until 50%/90% of the hot set is on the fast "
+          "node (-: never; moving hot set: mean per phase). hot on "
+          "slow: the share of the hot set on the slow node, averaged "
+          "over the run. cold prom: "
+          "share of the never-hot pages promoted. ops/oracle: accesses "
+          "per second relative to the oracle, over the run and over its "
+          "last quarter (tail); TCG gives both nodes the same speed, so "
+          "these show what promotion costs, not what it gains. "
+          "cost: kmmscand CPU + the application's "
+          "system time. PTEs: kmmscand_pte_scanned + numa_pte_updates. "
+          "demoted: pgdemote_* (every page, the filler's too). "
+          "ping-pong: the workload's pages seen on the slow node, then on "
+          "the fast one, then on the slow one again. free-min: the lowest "
+          "free - min watermark of a fast-node zone, looked at every 50 ms. "
+          "Counters: /proc/vmstat deltas over the run.")
 
 
 def markdown(table, order, header):
@@ -259,34 +500,34 @@ def markdown(table, order, header):
     for w in sorted(table):
         out.append(f"Workload ({w}): {WORKLOADS[w][0]}")
         out.append("")
-        out.append("| " + " | ".join(COLUMNS) + " |")
-        out.append("|" + "---|" * len(COLUMNS))
-        for row in table_rows(w, table[w], order):
-            out.append("| " + " | ".join(row) + " |")
-        out.append("")
-    out.append("t50/t90: seconds until 50%/90% of the hot set is on the fast "
-               "node (-: never; moving hot set: mean per phase). hot on "
-               "slow: the share of the hot set on the slow node, averaged "
-               "over the run (TCG gives both nodes the same speed, so this, "
-               "not ops/s, shows what promotion gains). cold prom: "
-               "share of the never-hot pages promoted. ops/oracle: accesses "
-               "per second relative to the oracle, over the run and over its "
-               "last quarter (tail). cost: kmmscand CPU + the application's "
-               "system time. PTEs: kmmscand_pte_scanned + numa_pte_updates. "
-               "ping-pong: pages seen on the fast node, then on the slow one "
-               "again.")
+        out += markdown_table(COLUMNS, table_rows(w, table[w], order))
+        columns = counter_columns(table[w])
+        rows = counter_rows(table[w], order, columns)
+        if rows:
+            out.append(f"Counters ({w}):")
+            out.append("")
+            out += markdown_table(["config"] + [n for n, _ in columns], rows)
+    out.append(LEGEND)
     return "\n".join(out) + "\n"
+
+
+def print_aligned(header, rows):
+    rows = [list(header)] + rows
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    for r in rows:
+        print("  " + "  ".join(v.rjust(widths[i]) if i else v.ljust(widths[i])
+                               for i, v in enumerate(r)))
 
 
 def terminal(table, order):
     for w in sorted(table):
         print(f"\n({w}) {WORKLOADS[w][0]}")
-        rows = [COLUMNS] + table_rows(w, table[w], order)
-        widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-        for r in rows:
-            print("  " + "  ".join(v.rjust(widths[i]) if i else
-                                   v.ljust(widths[i])
-                                   for i, v in enumerate(r)))
+        print_aligned(COLUMNS, [list(r) for r in table_rows(w, table[w], order)])
+        columns = counter_columns(table[w])
+        rows = counter_rows(table[w], order, columns)
+        if rows:
+            print(f"  counters ({w}):")
+            print_aligned(["config"] + [n for n, _ in columns], rows)
 
 
 def plot(json_path):
@@ -309,6 +550,8 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     elif not os.path.exists(image):
         die(f"no kernel image at {image}")
     tierbench = build_workload("tierbench", ("-lnuma", "-lm"))
+    check_hmat()
+    chosen = configs is not None
     workloads = workloads or (QUICK_WORKLOADS if quick else FULL_WORKLOADS)
     configs = configs or (QUICK_CONFIGS if quick else tuple(CONFIGS))
     for w in workloads:
@@ -320,14 +563,15 @@ def bench(quick=False, workloads=None, configs=None, image=None):
                 "or kmmscand:knob=value[:knob=value...]")
     configs = run_labels(configs)
     ensure_dir(BENCH_OUT)
-    plan = make_plan(workloads, configs, quick)
+    plan = make_plan(workloads, configs, quick, chosen)
     plan_path = os.path.join(BENCH_OUT, "plan.txt")
     with open(plan_path, "w", encoding="utf-8") as f:
         f.write("\n".join(plan) + "\n")
-    secs = sum((QUICK_SECONDS if quick else WORKLOADS[w][2]) for w in workloads)
-    budget = 120 + len(configs) * (secs + 15 * len(workloads)) * 2
-    say(f"{len(plan)} runs ({len(workloads)} workloads x {len(configs)} "
-        f"configurations) in one boot of {image}")
+    budget = 120 + 2 * sum(
+        (QUICK_SECONDS if quick else WORKLOADS[w][2]) + RUN_SETUP_S
+        for w in workloads for _ in workload_configs(w, configs, chosen))
+    say(f"{len(plan)} runs ({len(workloads)} workloads, up to {len(configs)} "
+        f"configurations each) in one boot of {image}")
     col = Collector(len(plan))
     log = os.path.join(LOGS, "bench-console.log")
     res = vm.boot(image, f"sh {GUEST} {tierbench} {plan_path}",

@@ -2,7 +2,9 @@
 
 usage: plot.py BENCH_JSON OUT_DIR
 Writes, per workload, hot-<w>.png (share of the hot set on the fast node
-over time, one line per configuration), and cost.png (CPU seconds spent on
+over time, one line per configuration), hit-<w>.png (share of the
+accesses the fast node serves, and that share over the best as many
+fast-node pages could serve, over time), and cost.png (CPU seconds spent on
 promotion per configuration and workload: kmmscand's thread and the
 application's system time).  Prints the paths written.
 """
@@ -24,8 +26,7 @@ def hot_share_plot(doc, workload, out_dir):
             continue
         t = [s["t"] for s in run["samples"]]
         hot = [s["hot"] for s in run["samples"]]
-        ax.plot(t, hot, label=run["config"],
-                linestyle="--" if run["config"] in ("oracle", "none") else "-")
+        ax.plot(t, hot, label=run["config"], linestyle=dashed(run["config"]))
     ax.set_title(f"({workload}) {doc['workloads'][workload]}", fontsize=9)
     ax.set_xlabel("seconds")
     ax.set_ylabel("hot set on the fast node (%)")
@@ -33,6 +34,41 @@ def hot_share_plot(doc, workload, out_dir):
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     path = os.path.join(out_dir, f"hot-{workload}.png")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def dashed(config):
+    return "--" if config.split("#")[0] in ("oracle", "none") else "-"
+
+
+def hit_plot(doc, workload, out_dir):
+    """None if the run's tierbench gave no hit figures (an older JSON)."""
+    runs = [r for r in doc["runs"] if r["workload"] == workload and
+            r["samples"] and "hit" in r["samples"][0]]
+    if not runs:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for run in runs:
+        t = [s["t"] for s in run["samples"]]
+        top.plot(t, [100 * s["hit"] for s in run["samples"]],
+                 label=run["config"], linestyle=dashed(run["config"]))
+        ratio = [s["hit"] / s["ohit"] if s["ohit"] > 0 else None
+                 for s in run["samples"]]
+        bottom.plot(t, [float("nan") if r is None else r for r in ratio],
+                    label=run["config"], linestyle=dashed(run["config"]))
+    top.set_title(f"({workload}) {doc['workloads'][workload]}", fontsize=9)
+    top.set_ylabel("accesses served by the fast node (%)")
+    top.set_ylim(-2, 102)
+    bottom.set_ylabel("hit / best hit of as many pages")
+    bottom.set_ylim(-0.02, 1.05)
+    bottom.set_xlabel("seconds")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    top.legend(fontsize=7)
+    path = os.path.join(out_dir, f"hit-{workload}.png")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -76,8 +112,12 @@ def main():
         sys.exit("usage: plot.py BENCH_JSON OUT_DIR")
     with open(sys.argv[1], encoding="utf-8") as f:
         doc = json.load(f)
-    paths = [hot_share_plot(doc, w, sys.argv[2]) for w in sorted(doc["workloads"])]
+    paths = []
+    for w in sorted(doc["workloads"]):
+        paths.append(hot_share_plot(doc, w, sys.argv[2]))
+        paths.append(hit_plot(doc, w, sys.argv[2]))
     paths.append(cost_plot(doc, sys.argv[2]))
+    paths = [p for p in paths if p]
     print("\n".join(paths))
 
 
