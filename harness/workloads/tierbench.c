@@ -224,6 +224,11 @@ static void bind_to(int node)
 		die("set_mempolicy");
 }
 
+/*
+ * Moves the pages of ranks [0, @n) to @node, the most accessed last: they
+ * are then the newest on the node's LRU, so that if the move has to make
+ * room by reclaim (a node capped by -F), it demotes the least accessed.
+ */
 static void move_to(char *base, const size_t *order, size_t n, int node)
 {
 	void **pages = xmalloc(n * sizeof(*pages));
@@ -232,7 +237,7 @@ static void move_to(char *base, const size_t *order, size_t n, int node)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		pages[i] = base + order[i] * psz;
+		pages[i] = base + order[n - 1 - i] * psz;
 		nodes[i] = node;
 	}
 	if (move_pages(0, n, pages, nodes, status, MPOL_MF_MOVE) < 0)
