@@ -396,6 +396,32 @@ static double pages_mib(long pages)
 	return (double)pages * psz / MIB;
 }
 
+/* MiB free on the fast node, above its high watermark with -w. */
+static long fast_room_mib(void)
+{
+	long room = node_free_mib(o.fast);
+
+	if (o.fill_above_high)
+		room -= (long)pages_mib(node_marks(o.fast).high);
+	return room;
+}
+
+/*
+ * Gives the end of the filler (@mib MiB at @p) back until the fast node
+ * has @leave MiB of room again, if filling took more than asked: page
+ * tables and the pages that fell back to the slow node below the low
+ * watermark.  Returns the MiB left.
+ */
+static long trim_filler(char *p, long mib, long leave)
+{
+	while (mib > 0 && fast_room_mib() < leave) {
+		mib--;
+		if (munmap(p + mib * MIB, MIB))
+			die("munmap (filler)");
+	}
+	return mib;
+}
+
 /*
  * Cold memory of our own on the fast node, until only @leave MiB are free
  * (above the high watermark with -w).  Preferred, not bound: demotion may
@@ -404,12 +430,9 @@ static double pages_mib(long pages)
 static void fill_fast_node(long leave)
 {
 	unsigned long mask = 1UL << o.fast;
-	long want;
+	long want = fast_room_mib() - leave;
 	char *p;
 
-	if (o.fill_above_high)
-		leave += (long)pages_mib(node_marks(o.fast).high);
-	want = node_free_mib(o.fast) - leave;
 	if (want <= 0)
 		return;
 	p = mmap(NULL, want * MIB, PROT_READ | PROT_WRITE,
@@ -426,6 +449,7 @@ static void fill_fast_node(long leave)
 		memset(p, 2, want * MIB);
 	}
 	set_mempolicy(MPOL_DEFAULT, NULL, 0);
+	want = trim_filler(p, want, leave);
 	printf("filler: %ld MiB%s on node %d, %ld MiB left free, %.0f MiB "
 	       "above the high watermark\n", want,
 	       o.fill_lock ? " locked" : "", o.fast, node_free_mib(o.fast),
