@@ -3,7 +3,7 @@
 #   <config> <workload> <rate_limit_mbps|-> <tierbench arguments...>
 # and for each sets the configuration up, runs the workload and brackets
 # its output with "B <config> <workload>" and "E <status>" lines, which the
-# host parses (harness/kmmlib/bench.py).
+# host parses (harness/kmmlib/bench.py); "bench.sh: done" ends the plan.
 #
 # A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
 # defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  A "#N"
@@ -101,3 +101,6 @@ while read -r config workload limit args; do
 	echo "E $?"
 done <"$plan"
 reset_config
+# The host takes this for the end of the plan (bench.py DONE_LINE): the
+# VM's own exit status line can be lost when it powers off.
+echo "bench.sh: done"
