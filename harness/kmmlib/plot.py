@@ -12,6 +12,7 @@ application's system time).  Prints the paths written.
 import json
 import os
 import sys
+import textwrap
 
 import matplotlib
 
@@ -27,7 +28,7 @@ def hot_share_plot(doc, workload, out_dir):
         t = [s["t"] for s in run["samples"]]
         hot = [s["hot"] for s in run["samples"]]
         ax.plot(t, hot, label=run["config"], linestyle=dashed(run["config"]))
-    ax.set_title(f"({workload}) {doc['workloads'][workload]}", fontsize=9)
+    ax.set_title(title(doc, workload), fontsize=9)
     ax.set_xlabel("seconds")
     ax.set_ylabel("hot set on the fast node (%)")
     ax.set_ylim(-2, 102)
@@ -38,6 +39,15 @@ def hot_share_plot(doc, workload, out_dir):
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
+
+
+# Characters of a plot title's line; longer workload descriptions wrap.
+TITLE_WIDTH = 80
+
+
+def title(doc, workload):
+    return textwrap.fill(f"({workload}) {doc['workloads'][workload]}",
+                         TITLE_WIDTH)
 
 
 def dashed(config):
@@ -59,7 +69,7 @@ def hit_plot(doc, workload, out_dir):
                  for s in run["samples"]]
         bottom.plot(t, [float("nan") if r is None else r for r in ratio],
                     label=run["config"], linestyle=dashed(run["config"]))
-    top.set_title(f"({workload}) {doc['workloads'][workload]}", fontsize=9)
+    top.set_title(title(doc, workload), fontsize=9)
     top.set_ylabel("accesses served by the fast node (%)")
     top.set_ylim(-2, 102)
     bottom.set_ylabel("hit / best hit of as many pages")
