@@ -67,7 +67,8 @@ WORKLOADS = {
 
 # The workloads of a full run: (h) only checks that the scan-cost
 # optimisations do not slow a set with no cold memory to save on, and is
-# left out to keep the full run within 40 minutes; WORKLOADS=h runs it.
+# left out to keep the full run well within 40 minutes; WORKLOADS=h runs
+# it.
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 
 # Workloads that a run with no CONFIGS= runs under some configurations
