@@ -900,13 +900,14 @@ static void start_workers(void)
 }
 
 /*
- * Waits until @until, looking at the fast node's watermarks every
+ * Waits until @until, looking at the fast node's watermarks now and every
  * ZONEINFO_PERIOD; returns the lowest free - min of its zones seen, pages.
+ * It looks once even if @until has passed (a sample that overran).
  */
 static long wait_watching_free(double until)
 {
-	long lowest = LONG_MAX;
-	double next_look = 0;
+	long lowest = node_marks(o.fast).free_over_min;
+	double next_look = now() + ZONEINFO_PERIOD;
 
 	while (now() < until) {
 		if (now() >= next_look) {
