@@ -55,7 +55,7 @@ WORKLOADS = {
     "h": ("fully hot: all of 192 MiB on the slow node is hot",
           "-p uniform -s 192 -H 192", 20, None),
     "i": ("capped Zipf: 1024 MiB, ranks scattered; the fast node locked "
-          "full but for 256 MiB above its high watermark",
+          f"full but for {CAP_ROOM_MIB} MiB above its high watermark",
           f"-p zipf -s 1024 -H 256 -F {CAP_ROOM_MIB} -w -L", 20, None),
     "j": ("capped Zipf as (i), the filler demotable",
           f"-p zipf -s 1024 -H 256 -F {CAP_ROOM_MIB} -w", 20, None),
