@@ -36,6 +36,38 @@ default_rate=$(cat $rate)
 # fast node can make room by demoting cold pages.
 echo 1 >/sys/kernel/mm/numa/demotion_enabled || die "cannot enable demotion"
 
+# kswapd gives a node up after MAX_RECLAIM_RETRIES runs in a row that
+# reclaim nothing (a fast node full of locked memory: workload k), and only
+# reclaim that makes progress on the node wakes it again: the runs after
+# would find it asleep.  Before each run, a cgroup of our own puts a few
+# MiB of tmpfs on the fast node (the CPUs' node) and reclaims them with
+# memory.reclaim; demoting them is progress, and kswapd is back.
+cgroup=/sys/fs/cgroup
+revive_cg=$cgroup/kmm-revive-kswapd
+revive_tmp=/tmp/kmm-revive-kswapd
+# Enough pages to reclaim to count as progress, too few to matter.
+revive_mib=4
+revive_ready=
+if echo +memory >$cgroup/cgroup.subtree_control 2>/dev/null &&
+   mkdir -p $revive_cg $revive_tmp &&
+   mount -t tmpfs none $revive_tmp 2>/dev/null &&
+   [ -e $revive_cg/memory.reclaim ]; then
+	revive_ready=1
+else
+	echo "bench.sh: no cgroup memory.reclaim: a run may find kswapd given up by the one before"
+fi
+
+revive_kswapd() {
+	[ -n "$revive_ready" ] || return 0
+	sh -c "echo \$\$ >$revive_cg/cgroup.procs &&
+	       dd if=/dev/zero of=$revive_tmp/fill bs=1M count=$revive_mib" \
+		2>/dev/null
+	# It fails when it cannot reclaim all it was asked: no matter.
+	echo ${revive_mib}M >$revive_cg/memory.reclaim 2>/dev/null
+	rm -f $revive_tmp/fill
+	return 0
+}
+
 reset_config() {
 	sysctl -qw kernel.numa_balancing=0
 	echo 0 >$kmm/scan_enabled
@@ -90,6 +122,7 @@ while read -r config workload limit args; do
 	reset_config
 	# Let the previous run's memory be freed and the node settle.
 	sync
+	revive_kswapd
 	echo 3 >/proc/sys/vm/drop_caches
 	set_config "${config%%#*}"
 	[ "$limit" = "-" ] || echo "$limit" >$rate

@@ -338,6 +338,16 @@ def placement_figures(samples):
     }
 
 
+def gave_up(res):
+    """Whether kswapd had given the fast node up, at the run's start and
+    end, as "start/end" (1: yes); None from a tierbench without it."""
+    start = res.get("fast_unreclaimable_start")
+    end = res.get("fast_unreclaimable_end")
+    if start is None or end is None:
+        return None
+    return f"{start:.0f}/{end:.0f}"
+
+
 def derive(runs):
     """Per workload and config, the figures and their ratios."""
     by = {}
@@ -383,6 +393,7 @@ def derive(runs):
                 "kswapd_cpu_s": res.get("kswapd_cpu_s"),
                 "kcompactd_cpu_s": res.get("kcompactd_cpu_s"),
                 "min_free_over_min_mib": res.get("min_free_over_min_mib"),
+                "kswapd_gave_up": gave_up(res),
                 "vmstat": counters[(w, c)],
             })
     return table
@@ -393,7 +404,7 @@ COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
            "t50 s", "t90 s", "t90/numab", "hot on slow %", "cold prom %",
            "ops/oracle", "tail ops/oracle", "cost/numab", "PTEs",
            "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
-           "free-min MiB")
+           "free-min MiB", "kswapd gave up")
 
 
 def table_rows(w, cfgs, order):
@@ -420,7 +431,8 @@ def table_rows(w, cfgs, order):
                      f"{t['mbps']:.0f} ({t['peak_mbps']:.0f})",
                      fmt(pages_mb(t["demoted_pages"]), ".0f"),
                      f"{t['pingpong_pages']:.0f}",
-                     fmt(t.get("min_free_over_min_mib"))))
+                     fmt(t.get("min_free_over_min_mib")),
+                     t.get("kswapd_gave_up") or "-"))
     return rows
 
 
@@ -498,6 +510,8 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "ping-pong: the workload's pages seen on the slow node, then on "
           "the fast one, then on the slow one again. free-min: the lowest "
           "free - min watermark of a fast-node zone, looked at every 50 ms. "
+          "kswapd gave up: whether kswapd had given the fast node up "
+          "(node_unreclaimable), at the start / end of the run. "
           "Counters: /proc/vmstat deltas over the run.")
 
 

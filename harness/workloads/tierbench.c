@@ -348,6 +348,7 @@ static long node_free_mib(int node)
 struct node_marks {
 	long high;		/* sum over the node's zones, pages */
 	long free_over_min;	/* lowest free - min of one of its zones, pages */
+	int unreclaimable;	/* kswapd has given the node up */
 };
 
 /* The figures of a zone, as /proc/zoneinfo lists them before "managed". */
@@ -365,11 +366,12 @@ static void add_zone(struct node_marks *m, const struct zone_figures *z)
 /* Watermarks of the populated zones of @node. */
 static struct node_marks node_marks(int node)
 {
-	struct node_marks m = { .high = 0, .free_over_min = LONG_MAX };
+	struct node_marks m = { .high = 0, .free_over_min = LONG_MAX,
+				.unreclaimable = 0 };
 	struct zone_figures z = { 0, 0, 0 };
 	FILE *f = fopen("/proc/zoneinfo", "r");
 	char line[256], zone[32];
-	int cur = -1;
+	int cur = -1, gave_up;
 	long managed;
 
 	if (!f)
@@ -386,6 +388,8 @@ static struct node_marks node_marks(int node)
 		/* "managed" ends the figures of a zone */
 		if (sscanf(line, " managed %ld", &managed) == 1 && managed > 0)
 			add_zone(&m, &z);
+		if (sscanf(line, " node_unreclaimable: %d", &gave_up) == 1)
+			m.unreclaimable |= gave_up;
 	}
 	fclose(f);
 	return m;
@@ -810,6 +814,7 @@ static void phase_convergence(const struct sample *s, int n, double *t50,
 struct run_cost {
 	double kmmscand_cpu, kswapd_cpu, kcompactd_cpu;
 	unsigned long hint_faults, demoted;
+	int unreclaimable;	/* kswapd had given the fast node up */
 	struct vmstat_snap vm;
 };
 
@@ -820,6 +825,7 @@ static void read_cost(struct run_cost *c)
 	c->kcompactd_cpu = kthread_cpu("kcompactd");
 	c->hint_faults = vmstat("numa_hint_faults");
 	c->demoted = vmstat("pgdemote_");
+	c->unreclaimable = node_marks(o.fast).unreclaimable;
 	vmstat_snap(&c->vm);
 }
 
@@ -853,7 +859,8 @@ static void print_result(const struct sample *s, int n,
 	       "hint_faults=%lu pingpong_pages=%lu demoted_pages=%lu "
 	       "pingpong_events=%lu kswapd_cpu_s=%.2f kcompactd_cpu_s=%.2f "
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
-	       "min_free_over_min_mib=%.1f\n",
+	       "min_free_over_min_mib=%.1f fast_unreclaimable_start=%d "
+	       "fast_unreclaimable_end=%d\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -866,7 +873,7 @@ static void print_result(const struct sample *s, int n,
 	       c1->kswapd_cpu - c0->kswapd_cpu,
 	       c1->kcompactd_cpu - c0->kcompactd_cpu,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
-	       pages_mib(free_over_min));
+	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
