@@ -14,6 +14,7 @@ bin=$1
 plan=$2
 kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
+lru_gen=/sys/kernel/mm/lru_gen/enabled
 knobs="smart_scan pmd_young skip_idle_mm"
 # Every knob but scan_enabled, which each configuration sets itself.
 all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
@@ -70,6 +71,7 @@ revive_kswapd() {
 
 reset_config() {
 	sysctl -qw kernel.numa_balancing=0
+	[ -w $lru_gen ] && echo n >$lru_gen
 	echo 0 >$kmm/scan_enabled
 	# Ranges refuse a min above the current max and the like: a few
 	# passes put any order of changes back.
@@ -85,9 +87,15 @@ reset_config() {
 	echo "$default_rate" >$rate
 }
 
-# Sets configuration $1 up; prints the tierbench flags it adds.
+# Sets configuration $1 up; prints the tierbench flags it adds.  "+mglru"
+# after a configuration turns the multi-gen LRU on for it.
 set_config() {
 	case $1 in
+	*+mglru)
+		[ -w $lru_gen ] || die "$1: this kernel has no multi-gen LRU"
+		echo y >$lru_gen || die "$1: cannot turn the multi-gen LRU on"
+		set_config "${1%+mglru}"
+		return ;;
 	none|oracle) ;;
 	numab) sysctl -qw kernel.numa_balancing=2 ;;
 	kmmscand) echo 1 >$kmm/scan_enabled ;;

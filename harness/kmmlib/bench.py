@@ -97,6 +97,11 @@ CONFIGS = {
     "oracle": "hot set placed on the fast node from the start",
 }
 
+# Any configuration with "+mglru" after it runs with the multi-gen LRU on
+# (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
+# Accessed bit of PMD entries with kmmscand; bench.sh turns it off again.
+MGLRU_SUFFIX = "+mglru"
+
 # kmmscand with some knobs of /sys/kernel/mm/kmmscand set, to measure a
 # default against another value side by side.
 KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
@@ -124,9 +129,18 @@ SLOW_NS = 250
 TAIL_SHARE = 0.25
 
 
+def known_config(name):
+    """Whether bench.sh can set NAME up (a "+mglru" one: without it)."""
+    name = name.removesuffix(MGLRU_SUFFIX)
+    return name in CONFIGS or bool(KNOBS_CONFIG_RE.match(name))
+
+
 def describe_config(label):
     name, _, nth = label.partition(RUN_MARK)
-    what = CONFIGS.get(name) or "kmmscand with " + ", ".join(name.split(":")[1:])
+    base = name.removesuffix(MGLRU_SUFFIX)
+    what = CONFIGS.get(base) or "kmmscand with " + ", ".join(base.split(":")[1:])
+    if base != name:
+        what += ", multi-gen LRU on"
     return f"{what}, run {nth}" if nth else what
 
 
@@ -578,9 +592,10 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         if w not in WORKLOADS:
             die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
     for c in configs:
-        if c not in CONFIGS and not KNOBS_CONFIG_RE.match(c):
+        if not known_config(c):
             die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
-                "or kmmscand:knob=value[:knob=value...]")
+                "or kmmscand:knob=value[:knob=value...], each with "
+                f"{MGLRU_SUFFIX} after it or not")
     configs = run_labels(configs)
     ensure_dir(BENCH_OUT)
     plan = make_plan(workloads, configs, quick, chosen)
