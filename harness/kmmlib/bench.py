@@ -445,7 +445,7 @@ def table_rows(w, cfgs, order):
                      f"{t['mbps']:.0f} ({t['peak_mbps']:.0f})",
                      fmt(pages_mb(t["demoted_pages"]), ".0f"),
                      f"{t['pingpong_pages']:.0f}",
-                     fmt(t.get("min_free_over_min_mib")),
+                     fmt(t.get("min_free_over_min_mib"), ".2f"),
                      t.get("kswapd_gave_up") or "-"))
     return rows
 

@@ -859,7 +859,7 @@ static void print_result(const struct sample *s, int n,
 	       "hint_faults=%lu pingpong_pages=%lu demoted_pages=%lu "
 	       "pingpong_events=%lu kswapd_cpu_s=%.2f kcompactd_cpu_s=%.2f "
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
-	       "min_free_over_min_mib=%.1f fast_unreclaimable_start=%d "
+	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
@@ -932,7 +932,7 @@ static long wait_watching_free(double until)
 static void print_sample(const struct sample *c)
 {
 	printf("S t=%.2f hot=%.1f cold=%.2f ops=%lu promoted=%lu ptes=%lu "
-	       "hit=%.4f ohit=%.4f fast=%lu fmin=%.1f\n",
+	       "hit=%.4f ohit=%.4f fast=%lu fmin=%.2f\n",
 	       c->t, c->hot, c->cold, c->ops, c->promoted, c->ptes, c->hit,
 	       c->ohit, c->fast, c->fmin_mib);
 	fflush(stdout);
