@@ -29,6 +29,9 @@
  *                           skips (smart_scan_max_skips at its limit, 32)
  * first_scan_after_delay:   a new process is first scanned scan_delay_ms
  *                           after its fork, not a first period later
+ * knob_write_ends_wait:     knob writes that shorten the thread's sleep, a
+ *                           delay or the periods take effect at once, not
+ *                           after the waits the old values started
  * rescan_after_bound_start: a process that starts under a task MPOL_BIND
  *                           and then drops it is scanned again within the
  *                           shortest period, not a lengthened one later
@@ -212,6 +215,22 @@
 /* Exit codes of that process, beyond CHILD_ALLOC_FAILED */
 #define CHILD_PLACED_LATE	3
 #define CHILD_NOT_PROMOTED	4
+
+/*
+ * knob_write_ends_wait: the thread sleeps WAIT_LONG_MS between passes, a
+ * new mm waits as long for its first scan and then as long between scans.
+ * Once the child has placed its hot set, the knobs go back to fast values,
+ * and the set must be on the top node within WAIT_DEADLINE_MS of that:
+ * if the writes did not end the waits the old values started, no scan
+ * could come before WAIT_LONG_MS, four times the deadline.  The deadline
+ * leaves room for a priming scan and the scan that promotes, at the fast
+ * periods, on the debug kernel under TCG.
+ */
+#define WAIT_LONG_MS		60000
+/* The sleep set back: the default, the thread's wake-up 50 times a second */
+#define WAIT_SLEEP_MS		20
+#define WAIT_DEADLINE_MS	15000
+#define WAIT_TEST_TIMEOUT_S	120
 
 /*
  * rescan_after_bound_start forks a process that binds its task policy to
@@ -1679,6 +1698,75 @@ TEST_F_TIMEOUT(kmmscand, first_scan_after_delay, DELAY_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, code) {
 		TH_LOG("hot set not on node %d %d ms after the fork",
 		       self->top, DELAY_DEADLINE_MS);
+	}
+}
+
+/*
+ * The process of knob_write_ends_wait: place a hot set on node @slow, tell
+ * the parent through @ready, and exit 0 once the set is on node @top
+ * within WAIT_DEADLINE_MS of that.
+ */
+static void waiting_child(int slow, int top, int ready)
+{
+	struct tier_region hot;
+	double placed;
+
+	if (tier_alloc_on_node(&hot, DELAY_HOT_SIZE, slow, false))
+		_exit(CHILD_ALLOC_FAILED);
+	placed = tier_now();
+	if (write(ready, "1", 1) != 1)
+		_exit(CHILD_ALLOC_FAILED);
+	child_await_promotion(&hot, top, placed, WAIT_DEADLINE_MS);
+}
+
+/* Knobs back from WAIT_LONG_MS to fast values: floors first, then ceilings */
+static int unpin_waits(void)
+{
+	int ret;
+
+	ret = knob_write_long(SCAN_SLEEP_MS, WAIT_SLEEP_MS);
+	if (!ret)
+		ret = knob_write_long(SCAN_DELAY_MS, 0);
+	if (!ret)
+		ret = knob_write_long(SCAN_PERIOD_MIN_MS, FAST_PERIOD_MIN_MS);
+	if (!ret)
+		ret = knob_write_long(MM_SCAN_PERIOD_MS, FAST_PERIOD_MS);
+	if (!ret)
+		ret = knob_write_long(SCAN_PERIOD_MAX_MS, FAST_PERIOD_MAX_MS);
+	return ret;
+}
+
+TEST_F_TIMEOUT(kmmscand, knob_write_ends_wait, WAIT_TEST_TIMEOUT_S)
+{
+	int fds[2], status;
+	char byte;
+	pid_t pid;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, pin_period(WAIT_LONG_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, WAIT_LONG_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_SLEEP_MS, WAIT_LONG_MS));
+	ASSERT_EQ(0, pipe(fds));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fds[0]);
+		waiting_child(self->slow, self->top, fds[1]);
+	}
+	close(fds[1]);
+	ASSERT_EQ(1, read(fds[0], &byte, 1)) {
+		TH_LOG("the child could not place its hot set");
+	}
+	close(fds[0]);
+	ASSERT_EQ(0, unpin_waits());
+
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_NE(CHILD_ALLOC_FAILED, WEXITSTATUS(status));
+	ASSERT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("hot set not on node %d %d ms after the knobs were set back",
+		       self->top, WAIT_DEADLINE_MS);
 	}
 }
 
