@@ -904,8 +904,9 @@ static int kmmscand_node_order[MAX_NUMNODES];
  * struct kmmscand_node - what the thread remembers of a promotion target
  * @limited_until: jiffies until which its promotion rate limit is spent
  * @full_until: jiffies until which it is backed off from for want of room
- * @backoff_ms: the length of the last back-off; zero once a promotion to
- *	the node succeeded after it
+ * @backoff_ms: the length of the last back-off; zero after the node took a
+ *	whole batch since it began
+ * @promoted: base pages promoted to the node since the last back-off began
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
  * @threshold: the heat that candidates for the node need, from 1 to
@@ -917,6 +918,7 @@ struct kmmscand_node {
 	unsigned long limited_until;
 	unsigned long full_until;
 	unsigned int backoff_ms;
+	unsigned long promoted;
 	unsigned long room_wanted_until;
 	unsigned int threshold;
 	unsigned long threshold_changed;
@@ -1076,10 +1078,10 @@ static int kmmscand_pick_node(const int *order, int nr,
 
 /**
  * kmmscand_next_backoff - the length of a new back-off from a full node
- * @last_ms: the length of the last one; zero if a promotion to the node
- *	succeeded since
+ * @last_ms: the length of the last one; zero if the node took a whole
+ *	batch since it began
  *
- * Return: KMMSCAND_BACKOFF_MIN_MS after a success, otherwise twice the
+ * Return: KMMSCAND_BACKOFF_MIN_MS after that, otherwise twice the
  * last back-off, at most KMMSCAND_BACKOFF_MAX_MS.
  */
 static unsigned int kmmscand_next_backoff(unsigned int last_ms)
@@ -1920,7 +1922,7 @@ static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
 			continue;
 		c->isolated = false;
 		if (!c->failed) {
-			kmmscand_nodes[target].backoff_ms = 0;
+			kmmscand_nodes[target].promoted += c->nr;
 			kmmscand_mark_promoted(ctl->ms, c->addr);
 		}
 		kmmscand_count_result(ctl, c->pfn, c->nid, target, c->nr,
@@ -1948,16 +1950,22 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
  * @nid has no room for the candidates: stop the scan step as for the rate
  * limit, and back off from the node.  A back-off in progress is left as it
  * is.  A new one wakes kswapd of the node once, to demote cold pages and
- * make room, and is twice as long as the last one unless a promotion to
- * the node succeeded in between (kmmscand_next_backoff()): while demotion
- * cannot make room, kmmscand wakes kswapd ever more rarely and stops
- * clearing, pinning and dropping the hot set it cannot promote.
+ * make room, and is twice as long as the last one unless the node took a
+ * whole batch (KMMSCAND_BATCH_PAGES) since the last one began
+ * (kmmscand_next_backoff()): while demotion cannot make room, kmmscand
+ * wakes kswapd ever more rarely and stops clearing, pinning and dropping
+ * the hot set it cannot promote.  The few pages that kswapd frees on a
+ * node with nothing to demote do not start the back-offs over; the room
+ * that demotion makes for a batch does.
  */
 static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
 
 	if (!time_before(jiffies, n->full_until)) {
+		if (n->promoted >= KMMSCAND_BATCH_PAGES)
+			n->backoff_ms = 0;
+		n->promoted = 0;
 		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
 		n->full_until = jiffies + msecs_to_jiffies(n->backoff_ms);
 		/* Before the wakeup, which checks the watermark kswapd keeps */
