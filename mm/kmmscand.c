@@ -904,8 +904,8 @@ static int kmmscand_node_order[MAX_NUMNODES];
  * struct kmmscand_node - what the thread remembers of a promotion target
  * @limited_until: jiffies until which its promotion rate limit is spent
  * @full_until: jiffies until which it is backed off from for want of room
- * @backoff_ms: the length of the last back-off; zero after the node took a
- *	whole batch since it began
+ * @backoff_ms: the length of the last back-off; zero after the node took
+ *	the room kswapd made since it began
  * @promoted: base pages promoted to the node since the last back-off began
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
@@ -1078,8 +1078,8 @@ static int kmmscand_pick_node(const int *order, int nr,
 
 /**
  * kmmscand_next_backoff - the length of a new back-off from a full node
- * @last_ms: the length of the last one; zero if the node took a whole
- *	batch since it began
+ * @last_ms: the length of the last one; zero if the node took the room
+ *	kswapd made since it began
  *
  * Return: KMMSCAND_BACKOFF_MIN_MS after that, otherwise twice the
  * last back-off, at most KMMSCAND_BACKOFF_MAX_MS.
@@ -1654,6 +1654,26 @@ static bool kmmscand_node_has_room(int nid, unsigned long nr_pages)
 	return false;
 }
 
+/*
+ * The room that kswapd makes on @nid for promotions when it is woken while
+ * kmmscand wants it (kmmscand_wants_room()): the pages between the high
+ * and the promotion watermarks of its zones.
+ */
+static unsigned long kmmscand_promo_headroom(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+	unsigned long pages = 0;
+	int z;
+
+	for (z = 0; z < pgdat->nr_zones; z++) {
+		struct zone *zone = pgdat->node_zones + z;
+
+		if (managed_zone(zone))
+			pages += promo_wmark_pages(zone) - high_wmark_pages(zone);
+	}
+	return pages;
+}
+
 static void kmmscand_wake_kswapd(int nid)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
@@ -1950,20 +1970,21 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
  * @nid has no room for the candidates: stop the scan step as for the rate
  * limit, and back off from the node.  A back-off in progress is left as it
  * is.  A new one wakes kswapd of the node once, to demote cold pages and
- * make room, and is twice as long as the last one unless the node took a
- * whole batch (KMMSCAND_BATCH_PAGES) since the last one began
+ * make room, and is twice as long as the last one unless the node took at
+ * least half the room that kswapd makes for promotions
+ * (kmmscand_promo_headroom()) since the last one began
  * (kmmscand_next_backoff()): while demotion cannot make room, kmmscand
  * wakes kswapd ever more rarely and stops clearing, pinning and dropping
  * the hot set it cannot promote.  The few pages that kswapd frees on a
  * node with nothing to demote do not start the back-offs over; the room
- * that demotion makes for a batch does.
+ * that demotion makes does.
  */
 static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
 
 	if (!time_before(jiffies, n->full_until)) {
-		if (n->promoted >= KMMSCAND_BATCH_PAGES)
+		if (n->promoted >= kmmscand_promo_headroom(nid) / 2)
 			n->backoff_ms = 0;
 		n->promoted = 0;
 		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
