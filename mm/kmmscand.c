@@ -2391,6 +2391,27 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 }
 
 /*
+ * The object at @index of @xa, allocated zeroed, @size bytes, on first
+ * use; NULL if that fails.  Only the kmmscand thread stores in the
+ * xarrays of a slot.
+ */
+static void *kmmscand_xa_get(struct xarray *xa, unsigned long index,
+			     size_t size)
+{
+	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
+	void *p = xa_load(xa, index);
+
+	if (p)
+		return p;
+	p = kzalloc(size, gfp);
+	if (p && xa_is_err(xa_store(xa, index, p, gfp))) {
+		kfree(p);
+		p = NULL;
+	}
+	return p;
+}
+
+/*
  * The history of the region @index, allocating its chunk on first use.
  * NULL if that fails: the region is then read, and primed, on every visit
  * until a chunk can be had.
@@ -2398,45 +2419,14 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 static u32 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 				 unsigned long index)
 {
-	unsigned long nr = index / KMMSCAND_HIST_CHUNK_REGIONS;
-	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
 	struct kmmscand_hist_chunk *chunk;
 
-	chunk = xa_load(&ms->history, nr);
-	if (!chunk) {
-		chunk = kzalloc(sizeof(*chunk), gfp);
-		if (!chunk)
-			return NULL;
-		if (xa_is_err(xa_store(&ms->history, nr, chunk, gfp))) {
-			kfree(chunk);
-			return NULL;
-		}
-	}
+	chunk = kmmscand_xa_get(&ms->history,
+				index / KMMSCAND_HIST_CHUNK_REGIONS,
+				sizeof(*chunk));
+	if (!chunk)
+		return NULL;
 	return &chunk->region[index % KMMSCAND_HIST_CHUNK_REGIONS];
-}
-
-/*
- * The heat map of the region @index, allocated on its first read as a
- * primed region; NULL if that fails, and the region's accessed entries
- * are then all hot enough.
- */
-static struct kmmscand_heat *kmmscand_heat_lookup(struct kmmscand_mm_slot *ms,
-						  unsigned long index)
-{
-	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
-	struct kmmscand_heat *heat;
-
-	heat = xa_load(&ms->heat, index);
-	if (heat)
-		return heat;
-	heat = kzalloc(sizeof(*heat), gfp);
-	if (!heat)
-		return NULL;
-	if (xa_is_err(xa_store(&ms->heat, index, heat, gfp))) {
-		kfree(heat);
-		return NULL;
-	}
-	return heat;
 }
 
 /* The visit of the region the cursor is in ends: record what it found */
@@ -2510,7 +2500,9 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 		count_vm_event(KMMSCAND_PMD_SKIPPED);
 	}
 	if (r->visit == KMMSCAND_VISIT_SCAN)
-		r->heat = kmmscand_heat_lookup(ctl->ms, index);
+		/* NULL if that fails: all accessed entries are hot then */
+		r->heat = kmmscand_xa_get(&ctl->ms->heat, index,
+					  sizeof(*r->heat));
 }
 
 /*
