@@ -2172,9 +2172,9 @@ static bool kmmscand_policy_allows(struct vm_area_struct *vma,
  * shared anonymous memory) can have a policy per range: another process
  * that maps the same object can mbind() part of it.  It is never skipped
  * whole for the policy at its start; instead each PMD-sized region whose
- * policy at its start does not let its folios move is passed over, and,
- * since a range can end inside a region, the policy is looked up again per
- * candidate, as NUMA balancing looks it up per fault.  Only the regions
+ * policy at its first and last page does not let its folios move is passed
+ * over, and, since a range can end inside a region, the policy is looked
+ * up again per candidate, as NUMA balancing looks it up per fault.  Only the regions
  * that may move make the scan one that learns how hot the mm is (see
  * kmmscand_end_scan()).
  */
@@ -2548,7 +2548,10 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 	int ret = 0;
 
 	if (kmmscand_vma_shared_policy(walk->vma)) {
-		if (!kmmscand_policy_allows(walk->vma, addr, ctl->task_mof)) {
+		/* A policy range that ends inside the region leaves it read */
+		if (!kmmscand_policy_allows(walk->vma, addr, ctl->task_mof) &&
+		    !kmmscand_policy_allows(walk->vma, end - PAGE_SIZE,
+					    ctl->task_mof)) {
 			ctl->skipped += end - addr;
 			trace_kmmscand_skip_region(ctl->mm, addr, end,
 						   KMMSCAND_SKIP_MEMPOLICY);
