@@ -20,6 +20,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
+
+def save(fig, out_dir, name):
+    """Write FIG as OUT_DIR/NAME, close it, and return the path."""
+    path = os.path.join(out_dir, name)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
 def hot_share_plot(doc, workload, out_dir):
     fig, ax = plt.subplots(figsize=(7, 4))
     for run in doc["runs"]:
@@ -34,11 +43,7 @@ def hot_share_plot(doc, workload, out_dir):
     ax.set_ylim(-2, 102)
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    path = os.path.join(out_dir, f"hot-{workload}.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir, f"hot-{workload}.png")
 
 
 # Characters of a plot title's line; longer workload descriptions wrap.
@@ -78,11 +83,7 @@ def hit_plot(doc, workload, out_dir):
     for ax in (top, bottom):
         ax.grid(alpha=0.3)
     top.legend(fontsize=7)
-    path = os.path.join(out_dir, f"hit-{workload}.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir, f"hit-{workload}.png")
 
 
 def cost_plot(doc, out_dir):
@@ -110,11 +111,7 @@ def cost_plot(doc, out_dir):
                  "application's system time (light)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=6, ncol=2)
-    path = os.path.join(out_dir, "cost.png")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save(fig, out_dir, "cost.png")
 
 
 def main():
