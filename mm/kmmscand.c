@@ -904,9 +904,10 @@ static int kmmscand_node_order[MAX_NUMNODES];
  * struct kmmscand_node - what the thread remembers of a promotion target
  * @limited_until: jiffies until which its promotion rate limit is spent
  * @full_until: jiffies until which it is backed off from for want of room
- * @backoff_ms: the length of the last back-off; zero after the node took
- *	the room kswapd made since it began
+ * @backoff_ms: the length of the last back-off; zero after room was made
+ *	on the node since it began
  * @promoted: base pages promoted to the node since the last back-off began
+ * @demoted: the pages demoted from the node until the last back-off began
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
  * @threshold: the heat that candidates for the node need, from 1 to
@@ -919,6 +920,7 @@ struct kmmscand_node {
 	unsigned long full_until;
 	unsigned int backoff_ms;
 	unsigned long promoted;
+	unsigned long demoted;
 	unsigned long room_wanted_until;
 	unsigned int threshold;
 	unsigned long threshold_changed;
@@ -1637,21 +1639,43 @@ static void kmmscand_toptier_nodes(nodemask_t *top)
 
 /* Choosing the target node */
 
-static bool kmmscand_node_has_room(int nid, unsigned long nr_pages)
+/*
+ * Whether @nid has room for promotions that bring what the batch queued
+ * for it to @nr_pages, the last folio of @folio_pages included: a zone of
+ * the node stays above its high watermark with all of them.
+ *
+ * Failing that, there is room for the folio alone if a zone takes it above
+ * its high watermark while a zone of the node meets its promotion
+ * watermark.  kswapd holds such a node balanced, so no wakeup makes room
+ * on it; and a lower zone meets that watermark through its lowmem reserve
+ * alone (ZONE_DMA, or ZONE_DMA32 below a large ZONE_NORMAL) while the zone
+ * that promotions allocate from is full.  Then folios go one by one, as
+ * NUMA balancing promotes them: the allocator takes them down to the low
+ * watermarks at most (promotions do not reclaim), the node stops meeting
+ * the mark, and kswapd, woken, demotes.
+ */
+static bool kmmscand_node_has_room(int nid, unsigned long nr_pages,
+				   unsigned long folio_pages)
 {
 	pg_data_t *pgdat = NODE_DATA(nid);
+	bool fits = false, balanced = false;
 	int z;
 
 	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
 		struct zone *zone = pgdat->node_zones + z;
+		unsigned long high = high_wmark_pages(zone);
 
 		if (!managed_zone(zone))
 			continue;
-		if (zone_watermark_ok(zone, 0, high_wmark_pages(zone) + nr_pages,
-				      ZONE_MOVABLE, ALLOC_CMA))
+		if (zone_watermark_ok(zone, 0, high + nr_pages, ZONE_MOVABLE,
+				      ALLOC_CMA))
 			return true;
+		fits |= zone_watermark_ok(zone, 0, high + folio_pages,
+					  ZONE_MOVABLE, ALLOC_CMA);
+		balanced |= zone_watermark_ok(zone, 0, promo_wmark_pages(zone),
+					      ZONE_MOVABLE, 0);
 	}
-	return false;
+	return fits && balanced;
 }
 
 /*
@@ -1672,6 +1696,16 @@ static unsigned long kmmscand_promo_headroom(int nid)
 			pages += promo_wmark_pages(zone) - high_wmark_pages(zone);
 	}
 	return pages;
+}
+
+/* The pages demoted from @nid so far, by whatever demoted them */
+static unsigned long kmmscand_node_demoted(int nid)
+{
+	pg_data_t *pgdat = NODE_DATA(nid);
+
+	return node_page_state(pgdat, PGDEMOTE_KSWAPD) +
+	       node_page_state(pgdat, PGDEMOTE_DIRECT) +
+	       node_page_state(pgdat, PGDEMOTE_KHUGEPAGED);
 }
 
 static void kmmscand_wake_kswapd(int nid)
@@ -1730,7 +1764,7 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 	nodes_clear(ctl->has_room);
 	for (i = 0; i < nr; i++)
 		if (node_isset(order[i], ctl->allowed) &&
-		    kmmscand_node_has_room(order[i], nr_pages))
+		    kmmscand_node_has_room(order[i], nr_pages, nr_pages))
 			node_set(order[i], ctl->has_room);
 
 	return kmmscand_pick_node(order, nr, &ctl->allowed, &ctl->has_room,
@@ -1854,7 +1888,7 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_node_has_room(target, queued + nr))
+	else if (!kmmscand_node_has_room(target, queued + nr, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (!numa_promote_allowed(NODE_DATA(target), nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;
@@ -1970,23 +2004,27 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
  * @nid has no room for the candidates: stop the scan step as for the rate
  * limit, and back off from the node.  A back-off in progress is left as it
  * is.  A new one wakes kswapd of the node once, to demote cold pages and
- * make room, and is twice as long as the last one unless the node took at
- * least half the room that kswapd makes for promotions
- * (kmmscand_promo_headroom()) since the last one began
- * (kmmscand_next_backoff()): while demotion cannot make room, kmmscand
+ * make room, and is twice as long as the last one unless, since the last
+ * one began, the node took or had demoted from it at least half the room
+ * that kswapd makes for promotions (kmmscand_promo_headroom(),
+ * kmmscand_next_backoff()): while demotion cannot make room, kmmscand
  * wakes kswapd ever more rarely and stops clearing, pinning and dropping
  * the hot set it cannot promote.  The few pages that kswapd frees on a
  * node with nothing to demote do not start the back-offs over; the room
- * that demotion makes does.
+ * that demotion makes does, even when something else took it first.
  */
 static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
+	unsigned long made = kmmscand_promo_headroom(nid) / 2;
+	unsigned long demoted;
 
 	if (!time_before(jiffies, n->full_until)) {
-		if (n->promoted >= kmmscand_promo_headroom(nid) / 2)
+		demoted = kmmscand_node_demoted(nid);
+		if (n->promoted >= made || demoted - n->demoted >= made)
 			n->backoff_ms = 0;
 		n->promoted = 0;
+		n->demoted = demoted;
 		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
 		n->full_until = jiffies + msecs_to_jiffies(n->backoff_ms);
 		/* Before the wakeup, which checks the watermark kswapd keeps */
