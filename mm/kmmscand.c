@@ -1093,6 +1093,25 @@ static unsigned int kmmscand_next_backoff(unsigned int last_ms)
 }
 
 /**
+ * kmmscand_room_made - whether room was made on a full node for promotions
+ * @took: base pages promoted to the node since the last back-off began
+ * @demoted: pages demoted from the node since then
+ * @headroom: the room that kswapd makes on the node for promotions
+ *
+ * Room was made if the node took half of @headroom, or if demotion freed
+ * that much, whatever allocation took it then.  kswapd frees a few pages
+ * even on a node with nothing to demote, and promotions take them; that
+ * is not room made.
+ *
+ * Return: true if the next back-off starts over from the shortest.
+ */
+static bool kmmscand_room_made(unsigned long took, unsigned long demoted,
+			       unsigned long headroom)
+{
+	return took >= headroom / 2 || demoted >= headroom / 2;
+}
+
+/**
  * kmmscand_node_open - whether a target node takes promotions
  * @n: what the thread remembers of the node
  * @now: the time, in jiffies
@@ -2004,9 +2023,8 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
  * @nid has no room for the candidates: stop the scan step as for the rate
  * limit, and back off from the node.  A back-off in progress is left as it
  * is.  A new one wakes kswapd of the node once, to demote cold pages and
- * make room, and is twice as long as the last one unless, since the last
- * one began, the node took or had demoted from it at least half the room
- * that kswapd makes for promotions (kmmscand_promo_headroom(),
+ * make room, and is twice as long as the last one unless room was made on
+ * the node since the last one began (kmmscand_room_made(),
  * kmmscand_next_backoff()): while demotion cannot make room, kmmscand
  * wakes kswapd ever more rarely and stops clearing, pinning and dropping
  * the hot set it cannot promote.  The few pages that kswapd frees on a
@@ -2016,12 +2034,12 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
 static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
-	unsigned long made = kmmscand_promo_headroom(nid) / 2;
 	unsigned long demoted;
 
 	if (!time_before(jiffies, n->full_until)) {
 		demoted = kmmscand_node_demoted(nid);
-		if (n->promoted >= made || demoted - n->demoted >= made)
+		if (kmmscand_room_made(n->promoted, demoted - n->demoted,
+				       kmmscand_promo_headroom(nid)))
 			n->backoff_ms = 0;
 		n->promoted = 0;
 		n->demoted = demoted;

@@ -603,6 +603,26 @@ static void kmmscand_test_backoff(struct kunit *test)
 						  KMMSCAND_BACKOFF_MIN_MS)) + 1);
 }
 
+/*
+ * A back-off starts over once the node took, or demotion freed, half the
+ * room kswapd makes for promotions; the few pages kswapd frees on a node
+ * with nothing to demote, which promotions then take, do not count.
+ */
+static void kmmscand_test_room_made(struct kunit *test)
+{
+	const unsigned long headroom = 2048;
+
+	/* Nothing demotable: kswapd freed a few pages, promotions took them */
+	KUNIT_EXPECT_FALSE(test, kmmscand_room_made(89, 0, headroom));
+	/* Demotion made the room, the node's own allocations took it */
+	KUNIT_EXPECT_TRUE(test, kmmscand_room_made(0, headroom, headroom));
+	/* Promotions took half the room, whatever made it */
+	KUNIT_EXPECT_TRUE(test, kmmscand_room_made(headroom / 2, 0, headroom));
+	KUNIT_EXPECT_FALSE(test, kmmscand_room_made(headroom / 2 - 1,
+						     headroom / 2 - 1,
+						     headroom));
+}
+
 /* A node is closed while its rate limit is spent or while backed off */
 static void kmmscand_test_node_open(struct kunit *test)
 {
@@ -751,6 +771,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_pmd_old),
 	KUNIT_CASE(kmmscand_test_pmd_recalls),
 	KUNIT_CASE(kmmscand_test_backoff),
+	KUNIT_CASE(kmmscand_test_room_made),
 	KUNIT_CASE(kmmscand_test_node_open),
 	KUNIT_CASE(kmmscand_test_heat),
 	KUNIT_CASE(kmmscand_test_heat_pingpong),
