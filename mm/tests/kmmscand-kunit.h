@@ -619,8 +619,7 @@ static void kmmscand_test_room_made(struct kunit *test)
 	/* Promotions took half the room, whatever made it */
 	KUNIT_EXPECT_TRUE(test, kmmscand_room_made(headroom / 2, 0, headroom));
 	KUNIT_EXPECT_FALSE(test, kmmscand_room_made(headroom / 2 - 1,
-						     headroom / 2 - 1,
-						     headroom));
+						    headroom / 2 - 1, headroom));
 }
 
 /* A node is closed while its rate limit is spent or while backed off */
