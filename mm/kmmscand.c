@@ -3453,7 +3453,6 @@ static inline int kmmscand_sysfs_init(void)
 }
 #endif /* CONFIG_SYSFS */
 
-/* kmmscand=on|off on the kernel command line sets scan_enabled */
 /**
  * kmmscand_wants_room - whether kmmscand wants room for promotions on a node
  * @nid: the node
@@ -3474,6 +3473,7 @@ bool kmmscand_wants_room(int nid)
 			   READ_ONCE(kmmscand_nodes[nid].room_wanted_until));
 }
 
+/* kmmscand=on|off on the kernel command line sets scan_enabled */
 static int __init kmmscand_setup(char *str)
 {
 	bool enable;

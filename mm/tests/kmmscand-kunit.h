@@ -581,6 +581,31 @@ static void kmmscand_test_pmd_recalls(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_recalls(h, true));
 }
 
+/*
+ * kswapd keeps the promotion watermark free only on a node where kmmscand
+ * found no room lately: never on one it never found full, as on every
+ * node of a machine without a slow tier, where nothing is a candidate.
+ */
+static void kmmscand_test_wants_room(struct kunit *test)
+{
+	int nid = MAX_NUMNODES - 1;
+	struct kmmscand_node *n = &kmmscand_nodes[nid];
+	unsigned long saved = n->room_wanted_until;
+
+	if (node_online(nid))
+		kunit_skip(test, "node %d is online", nid);
+	if (!READ_ONCE(kmmscand_scan_enabled))
+		kunit_skip(test, "scanning is disabled");
+
+	KUNIT_EXPECT_FALSE(test, kmmscand_wants_room(nid));
+	n->room_wanted_until = jiffies +
+			       msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS);
+	KUNIT_EXPECT_TRUE(test, kmmscand_wants_room(nid));
+	n->room_wanted_until = jiffies - 1;
+	KUNIT_EXPECT_FALSE(test, kmmscand_wants_room(nid));
+	n->room_wanted_until = saved;
+}
+
 /* Back-offs from a full node double, from the shortest to the longest */
 static void kmmscand_test_backoff(struct kunit *test)
 {
@@ -772,6 +797,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_backoff),
 	KUNIT_CASE(kmmscand_test_room_made),
 	KUNIT_CASE(kmmscand_test_node_open),
+	KUNIT_CASE(kmmscand_test_wants_room),
 	KUNIT_CASE(kmmscand_test_heat),
 	KUNIT_CASE(kmmscand_test_heat_pingpong),
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
