@@ -1659,9 +1659,10 @@ static void kmmscand_toptier_nodes(nodemask_t *top)
 /* Choosing the target node */
 
 /*
- * Whether @nid has room for promotions that bring what the batch queued
- * for it to @nr_pages, the last folio of @folio_pages included: a zone of
- * the node stays above its high watermark with all of them.
+ * Whether the node of @pgdat has room for promotions that bring what the
+ * batch queued for it to @nr_pages, the last folio of @folio_pages
+ * included: a zone of the node stays above its high watermark with all of
+ * them.
  *
  * Failing that, there is room for the folio alone if a zone takes it above
  * its high watermark while a zone of the node meets its promotion
@@ -1669,14 +1670,13 @@ static void kmmscand_toptier_nodes(nodemask_t *top)
  * on it; and a lower zone meets that watermark through its lowmem reserve
  * alone (ZONE_DMA, or ZONE_DMA32 below a large ZONE_NORMAL) while the zone
  * that promotions allocate from is full.  Then folios go one by one, as
- * NUMA balancing promotes them: the allocator takes them down to the low
- * watermarks at most (promotions do not reclaim), the node stops meeting
+ * NUMA balancing promotes them: the allocator takes them down to the
+ * zones' watermarks (promotions do not reclaim), the node stops meeting
  * the mark, and kswapd, woken, demotes.
  */
-static bool kmmscand_node_has_room(int nid, unsigned long nr_pages,
-				   unsigned long folio_pages)
+static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
+			      unsigned long folio_pages)
 {
-	pg_data_t *pgdat = NODE_DATA(nid);
 	bool fits = false, balanced = false;
 	int z;
 
@@ -1783,7 +1783,8 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 	nodes_clear(ctl->has_room);
 	for (i = 0; i < nr; i++)
 		if (node_isset(order[i], ctl->allowed) &&
-		    kmmscand_node_has_room(order[i], nr_pages, nr_pages))
+		    kmmscand_has_room(NODE_DATA(order[i]), nr_pages,
+				      nr_pages))
 			node_set(order[i], ctl->has_room);
 
 	return kmmscand_pick_node(order, nr, &ctl->allowed, &ctl->has_room,
@@ -1907,7 +1908,7 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_node_has_room(target, queued + nr, nr))
+	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (!numa_promote_allowed(NODE_DATA(target), nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;

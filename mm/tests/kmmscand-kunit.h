@@ -629,6 +629,77 @@ static void kmmscand_test_backoff(struct kunit *test)
 }
 
 /*
+ * A node of two zones as a small machine has them, in pages: ZONE_DMA,
+ * kept for other allocations by its lowmem reserve, and ZONE_DMA32, which
+ * promotions allocate from.  The watermarks are those of a 2 GiB node.
+ */
+static pg_data_t *kmmscand_test_node(struct kunit *test,
+				     unsigned long dma_free,
+				     unsigned long dma32_free)
+{
+	static const unsigned long marks[][NR_WMARK] = {
+		[ZONE_DMA] = { 64, 80, 96, 112 },
+		[ZONE_DMA32] = { 8211, 10263, 12315, 14367 },
+	};
+	const unsigned long free[] = {
+		[ZONE_DMA] = dma_free,
+		[ZONE_DMA32] = dma32_free,
+	};
+	pg_data_t *pgdat = kunit_kzalloc(test, sizeof(*pgdat), GFP_KERNEL);
+	int z;
+
+	KUNIT_ASSERT_NOT_NULL(test, pgdat);
+	pgdat->nr_zones = ZONE_DMA32 + 1;
+	for (z = ZONE_DMA; z <= ZONE_DMA32; z++) {
+		struct zone *zone = &pgdat->node_zones[z];
+
+		memcpy(zone->_watermark, marks[z], sizeof(marks[z]));
+		atomic_long_set(&zone->managed_pages, SZ_2G >> PAGE_SHIFT);
+		atomic_long_set(&zone->vm_stat[NR_FREE_PAGES], free[z]);
+	}
+	pgdat->node_zones[ZONE_DMA].lowmem_reserve[ZONE_MOVABLE] = 1919;
+	return pgdat;
+}
+
+/*
+ * Room is checked for the whole batch taken so far, above the high
+ * watermark; folio by folio only while a zone holds the node balanced for
+ * kswapd, which then makes no room however often it is woken.
+ */
+static void kmmscand_test_has_room(struct kunit *test)
+{
+	const unsigned long batch = SZ_16M >> PAGE_SHIFT;
+	const unsigned long thp = 1UL << PMD_ORDER;
+	pg_data_t *pgdat;
+
+	if (!IS_ENABLED(CONFIG_ZONE_DMA) || !IS_ENABLED(CONFIG_ZONE_DMA32))
+		kunit_skip(test, "needs ZONE_DMA and ZONE_DMA32");
+
+	/* The batch fits in ZONE_DMA32 above its high watermark */
+	pgdat = kmmscand_test_node(test, 3840, 12315 + batch + 1);
+	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch, 1));
+	/* Not so one page more; ZONE_DMA32 itself meets its promotion mark */
+	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch + 2, 1));
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch + 2,
+						   batch + 2));
+
+	/* Full ZONE_DMA32, ZONE_DMA balanced through its reserve alone */
+	pgdat = kmmscand_test_node(test, 2104, 11701);
+	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, 88, 88));
+	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch, 1));
+	/* A THP does not fit above the high watermark of either zone */
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch, thp));
+
+	/*
+	 * ZONE_DMA below its promotion mark too: a wakeup makes kswapd
+	 * demote, and only what fits above a high watermark goes meanwhile
+	 */
+	pgdat = kmmscand_test_node(test, 2030, 11701);
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch, 1));
+	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, 14, 14));
+}
+
+/*
  * A back-off starts over once the node took, or demotion freed, half the
  * room kswapd makes for promotions; the few pages kswapd frees on a node
  * with nothing to demote, which promotions then take, do not count.
@@ -794,6 +865,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_smart_scan_off),
 	KUNIT_CASE(kmmscand_test_pmd_old),
 	KUNIT_CASE(kmmscand_test_pmd_recalls),
+	KUNIT_CASE(kmmscand_test_has_room),
 	KUNIT_CASE(kmmscand_test_backoff),
 	KUNIT_CASE(kmmscand_test_room_made),
 	KUNIT_CASE(kmmscand_test_node_open),
