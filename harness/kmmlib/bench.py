@@ -362,6 +362,28 @@ def gave_up(res):
     return f"{start:.0f}/{end:.0f}"
 
 
+def stalled_runs(runs, quick):
+    """Runs in which one kernel thread was charged more CPU than the run
+    lasted: no thread can be, so the guest's time accounting, and with it
+    the run, was disturbed by the emulator (TCG), not by the mechanism.
+    It is rare, comes with the application's own CPU time collapsed as
+    well, and the same run repeated does not show it.
+    """
+    found = []
+    for r in runs:
+        res = r["result"]
+        if res is None:
+            continue
+        seconds = QUICK_SECONDS if quick else WORKLOADS[r["workload"]][2]
+        for key in ("kmmscand_cpu_s", "kswapd_cpu_s", "kcompactd_cpu_s"):
+            if (res.get(key) or 0) > seconds + RUN_SETUP_S:
+                found.append(f"({r['workload']}) {r['config']}: "
+                             f"{key} {res[key]:.1f} s in a {seconds} s run, "
+                             f"application user time "
+                             f"{res.get('app_user_s', 0):.1f} s")
+    return found
+
+
 def derive(runs):
     """Per workload and config, the figures and their ratios."""
     by = {}
@@ -635,9 +657,16 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     with open(json_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
     md = markdown(table, configs, header)
+    stalled = stalled_runs(col.runs, quick)
+    if stalled:
+        md += ("\nRuns disturbed by the emulator (a thread charged more CPU "
+               "than the run lasted; rerun them):\n\n" +
+               "".join(f"- {s}\n" for s in stalled))
     with open(os.path.join(BENCH_OUT, "table.md"), "w", encoding="utf-8") as f:
         f.write(md)
     terminal(table, configs)
+    for s in stalled:
+        say(f"disturbed by the emulator, rerun it: {s}")
     pngs = plot(json_path)
     print()
     say(f"results: {os.path.relpath(json_path, REPO)}, "
