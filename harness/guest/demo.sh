@@ -16,6 +16,16 @@ vmstat_get() {
 	awk -v k="$1" '$1 == k { print $2; f = 1 } END { if (!f) print "-" }' /proc/vmstat
 }
 
+# CPU seconds the kmmscand thread used so far; 0 while it does not run.
+kmmscand_cpu() {
+	pid=$(pgrep -x kmmscand | head -n 1)
+	if [ -z "$pid" ]; then
+		echo 0
+		return
+	fi
+	awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' /proc/"$pid"/stat
+}
+
 echo "memory tiers:"
 for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
 	echo "  $(basename "$t"): nodes $(cat "$t/nodelist")"
@@ -46,7 +56,14 @@ for mode in "$@"; do
 	for c in $counters; do
 		eval "before_$c=$(vmstat_get $c)"
 	done
-	"$bin" -s 256 -H 64 -n 1 -t "$secs" -i 1000 || exit 1
+	kcpu0=$(kmmscand_cpu)
+	# The subshell's "times": its children's user and system time.
+	( "$bin" -s 256 -H 64 -n 1 -t "$secs" -i 1000 || exit 1
+	  times >/tmp/kmm-demo-times ) || exit 1
+	tail -n 1 /tmp/kmm-demo-times | sed 's/[ms]/ /g' |
+		awk '{ printf "app_user=%.2f app_sys=%.2f\n", $1 * 60 + $2, $3 * 60 + $4 }'
+	echo "kmmscand_cpu=$(echo "$kcpu0 $(kmmscand_cpu)" |
+		awk '{ printf "%.2f", $2 - $1 }')"
 	echo "-- /proc/vmstat changes during the run:"
 	for c in $counters; do
 		a=$(vmstat_get $c)

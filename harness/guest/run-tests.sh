@@ -29,9 +29,14 @@ for spec in "$@"; do
 	secs=${spec##*:}
 	name=$(basename "$prog")
 	echo "KMM-TEST-START $name"
-	timeout -s KILL "$secs" "$prog" >"$out/$name.tap" 2>&1
-	rc=$?
-	echo "$rc" >"$out/$name.rc"
+	# The whole TAP goes to the file; the result lines also go out as
+	# they come, for the host to show progress.  stdbuf: a test writing
+	# to a pipe would otherwise hold its lines back until it exits.
+	{
+		timeout -s KILL "$secs" stdbuf -oL "$prog" 2>&1
+		echo "$?" >"$out/$name.rc"
+	} | tee "$out/$name.tap" | grep --line-buffered -E '^(not )?ok [0-9]+ '
+	rc=$(cat "$out/$name.rc")
 	echo "KMM-TEST-END $name $rc"
 	disarm_fault_injection
 done

@@ -48,6 +48,9 @@ WORKLOADS = {
           "-p uniform -s 768 -H 192", 20, 32),
     "e": ("fast node filled to 96 MiB free; 128 MiB hot in 512 MiB",
           "-p uniform -s 512 -H 128 -F 96", 20, None),
+    "n": ("(e) with room: a filler as in (e) but 384 MiB left free, "
+          "128 MiB hot in 512 MiB", "-p uniform -s 512 -H 128 -F 384", 20,
+          None),
     "f": ("64 processes, each 2 MiB hot in 8 MiB",
           "-p uniform -P 64 -s 8 -H 2", 20, None),
     "g": ("128 MiB hot window moving every 8 s over 384 MiB",

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import subprocess
+import time
 
 from . import kernel, tree, vm
 from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line, die,
@@ -270,6 +271,33 @@ def guest_command(present):
     return f"sh {GUEST_RUNNER} {os.path.join(vm.VM_DIR, 'ksft')} {tests}"
 
 
+class Progress:
+    """Shows each kselftest result as the guest reports it."""
+
+    RESULT = re.compile(r"^(not )?ok \d+ (.*)$")
+
+    def __init__(self):
+        self.started = time.time()
+        self.prog = None
+
+    def __call__(self, line):
+        line = line.rstrip("\n")
+        if line.startswith("KMM-TEST-START "):
+            self.prog = line.split()[1]
+            say(f"  {self.prog} ...")
+            return
+        if line.startswith("KMM-TEST-END "):
+            _, name, rc = line.split()
+            say(f"  {name} done (exit {rc}) "
+                f"[{time.time() - self.started:.0f} s]")
+            return
+        m = self.RESULT.match(line)
+        if m and self.prog:
+            outcome = "FAIL" if m.group(1) else (
+                "SKIP" if "# SKIP" in m.group(2) else "ok")
+            print(f"      {outcome:4} {m.group(2)}", flush=True)
+
+
 def check(skip_static=False):
     t = Tally()
     tip = tree.refresh()
@@ -285,7 +313,7 @@ def check(skip_static=False):
         f"programs (up to {timeout} s)")
     res = vm.boot(image, guest_command(present), timeout,
                   log=os.path.join(LOGS, "check-console.log"),
-                  label="tests")
+                  label="tests", echo=Progress())
     say(f"VM run took {int(res.elapsed)} s; console: out/logs/check-console.log")
     if res.timed_out or res.status is None:
         t.add("VM run", "fail", "timed out" if res.timed_out else
