@@ -20,6 +20,7 @@ class Summary:
         self.cur = None
 
     def __call__(self, line):
+        line = line.rstrip("\n")
         print(line, flush=True)
         line = line.strip()
         m = re.match(r"^== (\w+):", line)
@@ -58,7 +59,8 @@ class Summary:
                          str(d.get("numa_hint_faults", 0)),
                          bench.fmt(slow, ".2f") + "x"))
         header = ("mode", "t50", "t90", "cold on fast", "kmmscand CPU",
-                  "app system", "hint faults", "modeled slowdown")
+                  "app system (with setup)", "hint faults",
+                  "modeled slowdown")
         bench.print_aligned(header, rows)
 
 
