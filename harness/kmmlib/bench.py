@@ -22,6 +22,7 @@ import subprocess
 import time
 
 from . import deps, kernel, tree, vm
+from .costmodel import cost_model, cost_model_lines
 from .common import (HARNESS, LOGS, OUT, REPO, VENV, base_line,
                      build_workload, die, ensure_dir, say)
 
@@ -566,7 +567,7 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "Counters: /proc/vmstat deltas over the run.")
 
 
-def markdown(table, order, header):
+def markdown(table, order, header, model=None):
     out = [header, ""]
     for w in sorted(table):
         out.append(f"Workload ({w}): {WORKLOADS[w][0]}")
@@ -579,6 +580,8 @@ def markdown(table, order, header):
             out.append("")
             out += markdown_table(["config"] + [n for n, _ in columns], rows)
     out.append(LEGEND)
+    if model:
+        out += [""] + cost_model_lines(model)
     return "\n".join(out) + "\n"
 
 
@@ -662,20 +665,26 @@ def bench(quick=False, workloads=None, configs=None, image=None):
             f"(guest status {status}, {len(col.runs)}/{len(plan)} runs); "
             f"see {log}")
     table = derive(col.runs)
+    model = cost_model(col.runs)
     header = (f"make bench{' --quick' if quick else ''}: {base_line()}; "
               f"release kernel, {'KVM' if res_kvm(log) else 'TCG'}, "
               f"{res.elapsed:.0f} s")
     doc = {"header": header, "quick": quick, "seed": SEED,
            "workloads": {w: WORKLOADS[w][0] for w in workloads},
            "configs": {c: describe_config(c) for c in configs},
-           "runs": col.runs, "table": table, "splats": len(splats)}
+           "runs": col.runs, "table": table, "splats": len(splats),
+           "cost_model": model and dict(model,
+                                        text=cost_model_lines(model))}
     json_path = os.path.join(BENCH_OUT, "bench.json")
     with open(json_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    md = markdown(table, configs, header)
+    md = markdown(table, configs, header, model)
     with open(os.path.join(BENCH_OUT, "table.md"), "w", encoding="utf-8") as f:
         f.write(md)
     terminal(table, configs)
+    if model:
+        print()
+        print("\n".join(cost_model_lines(model)))
     pngs = plot(json_path)
     print()
     say(f"results: {os.path.relpath(json_path, REPO)}, "
