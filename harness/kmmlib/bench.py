@@ -22,6 +22,7 @@ import subprocess
 import time
 
 from . import deps, kernel, tree, vm
+from .costmodel import cost_model, cost_model_lines
 from .common import (HARNESS, LOGS, OUT, REPO, VENV, base_line,
                      build_workload, die, ensure_dir, say)
 
@@ -35,6 +36,11 @@ CAP_ROOM_MIB = 256
 # Room the full fast node of (k) leaves above its high watermark: a few
 # MiB, so allocations do not fall below it at once, but promotion does.
 FULL_ROOM_MIB = 4
+
+# Pages of each process that a sample of (l) and (m) looks at (tierbench
+# -k): half over its hot set, half over the rest, so that a sample of
+# hundreds of processes costs a bounded move_pages() each.
+MANY_SAMPLE_PAGES = 64
 
 # name: (what it models, tierbench arguments, seconds, rate limit MB/s)
 WORKLOADS = {
@@ -66,12 +72,20 @@ WORKLOADS = {
           f"{FULL_ROOM_MIB} MiB above the high watermark; 128 MiB hot in "
           "512 MiB", f"-p uniform -s 512 -H 128 -F {FULL_ROOM_MIB} -w -L",
           20, None),
+    "l": ("512 processes, each 1 MiB hot in 3 MiB (1536 MiB on the slow "
+          "node)", f"-p uniform -P 512 -s 3 -H 1 -k {MANY_SAMPLE_PAGES}",
+          20, None),
+    "m": ("head-of-line blocking: 4 processes of 256 MiB (64 MiB hot) "
+          "beside 128 of 4 MiB (1 MiB hot)",
+          f"-p uniform -P 4:256,128:4 -s 4 -H 1 -k {MANY_SAMPLE_PAGES}",
+          20, None),
 }
 
 # The workloads of a full run: (h) only checks that the scan-cost
 # optimisations do not slow a set with no cold memory to save on, and is
 # left out to keep the full run well within 40 minutes; WORKLOADS=h runs
-# it.
+# it.  So are (l) and (m), the many-process workloads of issue 16 (each
+# run takes longer to set up): WORKLOADS=l,m runs them.
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 
 # Workloads that a run with no CONFIGS= runs under some configurations
@@ -79,10 +93,13 @@ FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 # are measured on (a) to (h).  (i), (j): no promotion (none) has no page
 # on the fast node, so nothing to weigh.  (k): the oracle cannot place
 # anything on a node that is full; none is the baseline of kswapd's work.
+# (l), (m): what they measure is how promotion shares out among processes.
 WORKLOAD_CONFIGS = {
     "i": ("numab", "kmmscand", "oracle"),
     "j": ("numab", "kmmscand", "oracle"),
     "k": ("none", "numab", "kmmscand"),
+    "l": ("numab", "kmmscand"),
+    "m": ("numab", "kmmscand"),
 }
 
 # name: what it is (bench.sh sets each up)
@@ -112,6 +129,8 @@ KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
 # Seconds a run takes besides its workload's: placing memory, filling the
 # fast node, sampling; the time budget of a boot allows twice the sum.
 RUN_SETUP_S = 15
+# More for workloads that start hundreds of processes.
+RUN_SETUP_EXTRA_S = {"l": 45, "m": 30}
 
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "kmm-all-off", "oracle")
@@ -194,6 +213,14 @@ def kv(text):
     return out
 
 
+def worker_t90_text(res):
+    """The workers' own t90s for the progress line (-1: never)."""
+    if res.get("t90_worst") is None:
+        return ""
+    return (f" (per process: worst {res['t90_worst']:.1f} s, median "
+            f"{res['t90_median']:.1f} s, {res['procs_t90']:.0f} got there)")
+
+
 class Collector:
     """Turns the guest's lines into runs, showing progress as they come."""
 
@@ -226,7 +253,8 @@ class Collector:
             print(f"[bench]     slowdown "
                   f"{fmt(run_slowdown(self.cur['samples']), '.2f')}x, "
                   f"hit/oracle {fmt(run_hit_vs_oracle(self.cur['samples']), '.2f')}, "
-                  f"t50 {r['t50']:.1f} s, t90 {r['t90']:.1f} s, "
+                  f"t50 {r['t50']:.1f} s, t90 {r['t90']:.1f} s"
+                  f"{worker_t90_text(r)}, "
                   f"cold promoted {r['cold_promoted_pct']:.1f}%, "
                   f"{r['ops_per_s'] / 1e6:.1f} Mops/s, kmmscand CPU "
                   f"{r['kmmscand_cpu_s']:.2f} s  "
@@ -408,10 +436,15 @@ def derive(runs):
         for c, res in cfgs.items():
             t90 = res["t90"] if res["t90"] >= 0 else None
             t50 = res["t50"] if res["t50"] >= 0 else None
+            worst = res.get("t90_worst", -1)
+            median = res.get("t90_median", -1)
             cost = res["kmmscand_cpu_s"] + res["app_sys_s"]
             nb_cost = nb["kmmscand_cpu_s"] + nb["app_sys_s"] if nb else None
             table[w][c] = dict(placement[(w, c)], **{
                 "t50_s": t50, "t90_s": t90,
+                "t90_worst_s": worst if worst >= 0 else None,
+                "t90_median_s": median if median >= 0 else None,
+                "procs_t90": res.get("procs_t90"),
                 "hot_on_slow_pct": exposure[(w, c)],
                 "t90_vs_numab": ratio(t90, nb and nb["t90"]),
                 "cold_promoted_pct": res["cold_promoted_pct"],
@@ -440,7 +473,8 @@ def derive(runs):
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
            "kmmscand CPU s", "app sys s", "kswapd CPU s", "kcompactd CPU s",
-           "t50 s", "t90 s", "t90/numab", "hot on slow %", "cold prom %",
+           "t50 s", "t90 s", "t90/numab", "t90 worst s", "t90 median s",
+           "hot on slow %", "cold prom %",
            "ops/oracle", "tail ops/oracle", "cost/numab", "PTEs",
            "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
            "free-min MiB", "kswapd gave up")
@@ -461,6 +495,7 @@ def table_rows(w, cfgs, order):
                      fmt(t.get("kcompactd_cpu_s"), ".2f"),
                      fmt(t["t50_s"]), fmt(t["t90_s"]),
                      fmt_x(t["t90_vs_numab"]),
+                     fmt(t.get("t90_worst_s")), fmt(t.get("t90_median_s")),
                      fmt(t["hot_on_slow_pct"]),
                      fmt(t["cold_promoted_pct"], ".2f"),
                      fmt_x(t["ops_vs_oracle"]),
@@ -536,7 +571,10 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "and its last quarter (tail). kswapd/kcompactd CPU: the "
           "threads' CPU time during the run. "
           "t50/t90: seconds until 50%/90% of the hot set is on the fast "
-          "node (-: never; moving hot set: mean per phase). hot on "
+          "node (-: never; moving hot set: mean per phase). t90 worst/"
+          "median: each process's own time to 90% of its hot set, the "
+          "slowest and the median (-: one, or half, never got there; "
+          "procs_t90 in the JSON: how many got there). hot on "
           "slow: the share of the hot set on the slow node, averaged "
           "over the run. cold prom: "
           "share of the never-hot pages promoted. ops/oracle: accesses "
@@ -554,7 +592,7 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "Counters: /proc/vmstat deltas over the run.")
 
 
-def markdown(table, order, header):
+def markdown(table, order, header, model=None):
     out = [header, ""]
     for w in sorted(table):
         out.append(f"Workload ({w}): {WORKLOADS[w][0]}")
@@ -567,6 +605,8 @@ def markdown(table, order, header):
             out.append("")
             out += markdown_table(["config"] + [n for n, _ in columns], rows)
     out.append(LEGEND)
+    if model:
+        out += [""] + cost_model_lines(model)
     return "\n".join(out) + "\n"
 
 
@@ -629,6 +669,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         f.write("\n".join(plan) + "\n")
     budget = 120 + 2 * sum(
         (QUICK_SECONDS if quick else WORKLOADS[w][2]) + RUN_SETUP_S
+        + RUN_SETUP_EXTRA_S.get(w, 0)
         for w in workloads for _ in workload_configs(w, configs, chosen))
     say(f"{len(plan)} runs ({len(workloads)} workloads, up to {len(configs)} "
         f"configurations each) in one boot of {image}")
@@ -649,17 +690,20 @@ def bench(quick=False, workloads=None, configs=None, image=None):
             f"(guest status {status}, {len(col.runs)}/{len(plan)} runs); "
             f"see {log}")
     table = derive(col.runs)
+    model = cost_model(col.runs)
     header = (f"make bench{' --quick' if quick else ''}: {base_line()}; "
               f"release kernel, {'KVM' if res_kvm(log) else 'TCG'}, "
               f"{res.elapsed:.0f} s")
     doc = {"header": header, "quick": quick, "seed": SEED,
            "workloads": {w: WORKLOADS[w][0] for w in workloads},
            "configs": {c: describe_config(c) for c in configs},
-           "runs": col.runs, "table": table, "splats": len(splats)}
+           "runs": col.runs, "table": table, "splats": len(splats),
+           "cost_model": model and dict(model,
+                                        text=cost_model_lines(model))}
     json_path = os.path.join(BENCH_OUT, "bench.json")
     with open(json_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
-    md = markdown(table, configs, header)
+    md = markdown(table, configs, header, model)
     stalled = stalled_runs(col.runs, quick)
     if stalled:
         md += ("\nRuns disturbed by the emulator (a thread charged more CPU "
@@ -668,6 +712,9 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     with open(os.path.join(BENCH_OUT, "table.md"), "w", encoding="utf-8") as f:
         f.write(md)
     terminal(table, configs)
+    if model:
+        print()
+        print("\n".join(cost_model_lines(model)))
     for s in stalled:
         say(f"disturbed by the emulator, rerun it: {s}")
     pngs = plot(json_path)

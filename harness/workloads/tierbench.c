@@ -15,6 +15,23 @@
  *   moving   uniform within a hot window that moves to the next HOT MiB
  *            slice every -m seconds
  *
+ * -P takes a worker count, or groups of workers of their own sizes:
+ * "-P 4:256,64:8" is 4 workers of 256 MiB and 64 of 8 MiB, each with the
+ * hot share -H / -s of its own mapping (pattern uniform only).  The
+ * result line gives, besides the times of the whole workload, each
+ * worker's own time to 90% of its hot set: the slowest, the median and how
+ * many got there.
+ *
+ * -k PAGES bounds what a sample costs with many workers: the sampler then
+ * looks at a fixed PAGES pages of each worker (at most), half of them
+ * spread evenly over its ever-hot pages and the rest over the others, each
+ * standing for its share of its part, so a sample asks move_pages() about
+ * at most workers * PAGES pages whatever the sizes.  The figures of a
+ * sample are then estimates; without -k every page is looked at.  With -k
+ * the sampler also runs at real-time priority (SCHED_FIFO), so that its
+ * share of the CPUs does not fall as 1 / workers: it sleeps between
+ * samples, and -k bounds how long it runs in one.
+ *
  * -o places the hot set (every page that is ever hot) on the fast node
  * before the run: the oracle.  -F MiB first fills the fast node with cold
  * memory of the parent's until only MiB are left free; with -w, MiB above
@@ -39,6 +56,7 @@
 #include <limits.h>
 #include <math.h>
 #include <numaif.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -54,7 +72,9 @@
 #define CACHE_LINE	64
 /* Accesses between two looks at the clock and the stop flag. */
 #define BATCH		16384
-#define MAX_WORKERS	256
+#define MAX_WORKERS	1024
+/* Groups of workers of one size that -P may name. */
+#define MAX_GROUPS	16
 #define MAX_SAMPLES	4096
 #define MAX_PHASES	64
 /* Zipf exponent of pattern zipf: 1 is the classic web/cache skew. */
@@ -76,7 +96,15 @@ struct opts {
 	long fill_leave_mib;	/* -1: no filler */
 	int fill_above_high;	/* fill_leave_mib counts above high wmark */
 	int fill_lock;		/* mlock the filler: it cannot be demoted */
+	size_t sample_pages;	/* -k: pages sampled per worker, 0: all */
+	int mixed;		/* -P with groups: sizes of their own */
 };
+
+/*
+ * Each worker's mapping and hot part, pages: o.size and o.hot, or its
+ * group's with -P N:MiB,...  A worker sets o.size and o.hot to its own.
+ */
+static size_t w_pages[MAX_WORKERS], w_hot_pages[MAX_WORKERS];
 
 /* What a worker publishes to the parent (shared anonymous memory). */
 struct worker_pub {
@@ -302,8 +330,9 @@ static void worker(int id)
 	me->pid = getpid();
 	__sync_synchronize();
 	me->ready = 1;
+	/* hundreds of waiting workers must not keep the CPUs busy */
 	while (!sh->go)
-		usleep(1000);
+		usleep(o.workers > 64 ? 10000 : 1000);
 	getrusage(RUSAGE_SELF, &r0);
 	while (!sh->stop) {
 		double t = now() - sh->t0;
@@ -608,12 +637,11 @@ static void weights_init(size_t npages)
 
 /*
  * Share of a worker's accesses that go to its page of rank @i while the
- * hot part is @phase (uniform and zipf have the one phase 0).
+ * hot part is @phase (uniform and zipf have the one phase 0), for a
+ * worker with @hot_pages hot pages.
  */
-static double rank_weight(size_t i, size_t phase)
+static double rank_weight(size_t i, size_t phase, size_t hot_pages)
 {
-	size_t hot_pages = o.hot / psz;
-
 	if (o.pattern == ZIPF)
 		return i ? rank_cdf[i] - rank_cdf[i - 1] : rank_cdf[0];
 	if (i < phase * hot_pages || i >= (phase + 1) * hot_pages)
@@ -633,19 +661,40 @@ static double top_share(size_t k, size_t npages)
 	return k >= hot_pages ? 1 : (double)k / hot_pages;
 }
 
+/* Workers by hot pages, fewest first: -P groups, their best pages first. */
+static int *by_hot;
+
+static int cmp_hot(const void *a, const void *b)
+{
+	size_t x = w_hot_pages[*(const int *)a], y = w_hot_pages[*(const int *)b];
+
+	return x < y ? -1 : x > y;
+}
+
 /*
  * The best hit @fast pages of the workload on the fast node could give:
  * the share of the accesses of its most accessed pages.  Every worker
  * gets an equal share of the accesses and the same weights by rank, so
  * the best pages are the top fast / workers ranks of each worker and the
- * next rank of fast % workers of them.
+ * next rank of fast % workers of them.  With -P groups (uniform only) a
+ * hot page of a worker with fewer hot pages weighs more: those first.
  */
 static double oracle_hit(size_t fast, size_t npages)
 {
 	size_t q = fast / o.workers, r = fast % o.workers;
-	double next = top_share(q + 1, npages) - top_share(q, npages);
+	double next = top_share(q + 1, npages) - top_share(q, npages), hit = 0;
+	int i;
 
-	return top_share(q, npages) + next * r / o.workers;
+	if (!o.mixed)
+		return top_share(q, npages) + next * r / o.workers;
+	for (i = 0; i < o.workers && fast; i++) {
+		size_t hot = w_hot_pages[by_hot[i]];
+		size_t take = fast < hot ? fast : hot;
+
+		hit += (double)take / hot / o.workers;
+		fast -= take;
+	}
+	return hit;
 }
 
 /* ---- where the pages are ---- */
@@ -662,37 +711,95 @@ enum page_seen {
 	SEEN_PINGPONG	= 4,	/* ever */
 };
 
-/* Per worker: page addresses in rank order and what was seen of each. */
+/*
+ * Per worker: the pages the sampler looks at (every page, or those -k
+ * picks), by rank, the pages each stands for, and what was seen of each;
+ * the share of its hot set on the fast node at the last sample, and when
+ * that first reached 90% (-1: not yet).
+ */
 struct watch {
+	size_t n;
 	void **pages;
+	size_t *rank;
+	double *stands_for;
 	int *status;
 	unsigned char *seen;
+	double hot_pct, t90;
 };
 
 static struct watch *watch;
-/* Pages that ping-ponged at least once, and times a page ping-ponged. */
-static unsigned long pingpong_pages, pingpong_events;
+/*
+ * Pages that ping-ponged at least once, and times a page ping-ponged
+ * (estimates with -k: each watched page counts for those it stands for).
+ */
+static double pingpong_pages, pingpong_events;
+/* The time of the last sample, for the workers' crossings. */
+static double last_sample_t;
+
+/* Adds ranks [@from, @from + @count) to @wa, @k of them spread evenly. */
+static void watch_ranks(struct watch *wa, char *base, const size_t *order,
+			size_t from, size_t count, size_t k)
+{
+	size_t j;
+
+	for (j = 0; j < k; j++) {
+		size_t i = from + j * count / k;
+
+		wa->rank[wa->n] = i;
+		wa->pages[wa->n] = base + order[i] * psz;
+		wa->stands_for[wa->n] = (double)count / k;
+		wa->n++;
+	}
+}
+
+/*
+ * Which pages of worker @w the sampler looks at: every one, or with -k at
+ * most o.sample_pages, half of them over its ever-hot ranks (more if the
+ * rest is short) and the others over the rest.  A sample then costs a
+ * move_pages() of at most o.sample_pages pages per worker.
+ */
+static void watch_pick(struct watch *wa, int w)
+{
+	size_t npages = w_pages[w], k = o.sample_pages;
+	size_t hot = nr_phases() * w_hot_pages[w], k_hot, k_cold;
+	size_t *order = page_order(npages, o.seed + w);
+
+	if (hot > npages)
+		hot = npages;
+	if (!k || k >= npages) {
+		k_hot = hot;
+		k_cold = npages - hot;
+	} else {
+		k_cold = npages - hot < k - k / 2 ? npages - hot : k - k / 2;
+		k_hot = hot < k - k_cold ? hot : k - k_cold;
+	}
+	wa->n = 0;
+	wa->pages = xmalloc((k_hot + k_cold) * sizeof(void *));
+	wa->rank = xmalloc((k_hot + k_cold) * sizeof(size_t));
+	wa->stands_for = xmalloc((k_hot + k_cold) * sizeof(double));
+	wa->status = xmalloc((k_hot + k_cold) * sizeof(int));
+	wa->seen = xmalloc(k_hot + k_cold);
+	watch_ranks(wa, sh->w[w].base, order, 0, hot, k_hot);
+	watch_ranks(wa, sh->w[w].base, order, hot, npages - hot, k_cold);
+	wa->t90 = -1;
+	free(order);
+}
 
 static void watch_init(size_t npages)
 {
 	int w;
 
 	watch = xmalloc(o.workers * sizeof(*watch));
+	by_hot = xmalloc(o.workers * sizeof(*by_hot));
 	for (w = 0; w < o.workers; w++) {
-		size_t *order = page_order(npages, o.seed + w);
-		size_t i;
-
-		watch[w].pages = xmalloc(npages * sizeof(void *));
-		watch[w].status = xmalloc(npages * sizeof(int));
-		watch[w].seen = xmalloc(npages);
-		for (i = 0; i < npages; i++)
-			watch[w].pages[i] = sh->w[w].base + order[i] * psz;
-		free(order);
+		watch_pick(&watch[w], w);
+		by_hot[w] = w;
 	}
+	qsort(by_hot, o.workers, sizeof(*by_hot), cmp_hot);
 	weights_init(npages);
 }
 
-static void note_page(unsigned char *seen, int fast)
+static void note_page(unsigned char *seen, int fast, double stands_for)
 {
 	if (fast) {
 		if (*seen & SEEN_SLOW)
@@ -700,54 +807,77 @@ static void note_page(unsigned char *seen, int fast)
 		return;
 	}
 	if (*seen & SEEN_PROMOTED) {
-		pingpong_events++;
+		pingpong_events += stands_for;
 		if (!(*seen & SEEN_PINGPONG))
-			pingpong_pages++;
+			pingpong_pages += stands_for;
 		*seen = (*seen & ~SEEN_PROMOTED) | SEEN_PINGPONG;
 	}
 	*seen |= SEEN_SLOW;
 }
 
 /*
+ * A worker's hot share on the fast node is now @pct at @t: notes when it
+ * first reached 90%, interpolated between samples as crossing() does.
+ */
+static void note_worker_hot(struct watch *wa, double t, double pct)
+{
+	if (wa->t90 < 0 && pct >= 90) {
+		if (last_sample_t <= 0 || pct == wa->hot_pct)
+			wa->t90 = t;
+		else
+			wa->t90 = last_sample_t + (t - last_sample_t) *
+				  (90 - wa->hot_pct) / (pct - wa->hot_pct);
+	}
+	wa->hot_pct = pct;
+}
+
+/*
  * Fills @c's placement figures: the hot pages of the current phase and
  * the cold ones (all others) on the fast node, %; the workload's pages
  * there; the share of the accesses they serve (hit) and the best share
- * as many pages could serve (ohit).  Workers count equally.
+ * as many pages could serve (ohit).  Workers count equally in hit; the
+ * shares count pages.  Also notes each worker's own hot share.
  */
 static void sample_placement(size_t npages, struct sample *c)
 {
-	size_t hot_pages = o.hot / psz, hot_fast = 0, cold_fast = 0, ncold = 0;
 	size_t phase = o.pattern == MOVING ?
 		(size_t)(c->t / o.move_period) % nr_phases() : 0;
-	double hit = 0;
+	double hit = 0, hot_fast = 0, cold_fast = 0, ncold = 0, nhot = 0;
 	int w;
 
 	for (w = 0; w < o.workers; w++) {
 		struct watch *wa = &watch[w];
-		size_t i;
+		size_t hot_pages = w_hot_pages[w], j;
+		double w_hot_fast = 0;
 
-		if (move_pages(sh->w[w].pid, npages, wa->pages, NULL,
+		if (move_pages(sh->w[w].pid, wa->n, wa->pages, NULL,
 			       wa->status, 0) < 0)
 			die("move_pages (sampling)");
-		for (i = 0; i < npages; i++) {
-			int fast = wa->status[i] >= 0 && wa->status[i] != o.slow;
+		for (j = 0; j < wa->n; j++) {
+			size_t i = wa->rank[j];
+			double m = wa->stands_for[j];
+			int fast = wa->status[j] >= 0 && wa->status[j] != o.slow;
 			int is_hot = i >= phase * hot_pages &&
 				     i < (phase + 1) * hot_pages;
 
-			if (wa->status[i] >= 0)
-				note_page(&wa->seen[i], fast);
+			if (wa->status[j] >= 0)
+				note_page(&wa->seen[j], fast, m);
 			if (fast)
-				hit += rank_weight(i, phase);
+				hit += rank_weight(i, phase, hot_pages) * m;
 			if (is_hot)
-				hot_fast += fast;
+				w_hot_fast += fast * m;
 			else {
-				cold_fast += fast;
-				ncold++;
+				cold_fast += fast * m;
+				ncold += m;
 			}
 		}
+		hot_fast += w_hot_fast;
+		nhot += hot_pages;
+		note_worker_hot(wa, c->t, 100.0 * w_hot_fast / hot_pages);
 	}
-	c->fast = hot_fast + cold_fast;
-	c->hot = 100.0 * hot_fast / (hot_pages * o.workers);
+	last_sample_t = c->t;
+	c->fast = (unsigned long)(hot_fast + cold_fast + 0.5);
+	c->hot = 100.0 * hot_fast / nhot;
 	c->cold = ncold ? 100.0 * cold_fast / ncold : 0;
 	c->hit = hit / o.workers;
 	c->ohit = oracle_hit(c->fast, npages);
@@ -829,6 +959,35 @@ static void read_cost(struct run_cost *c)
 	vmstat_snap(&c->vm);
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The workers' own times to 90% of their hot sets: the slowest (-1 if one
+ * never got there), the median (-1 if half of them did not), and how
+ * many got there.
+ */
+static void worker_t90(double *worst, double *median, int *reached)
+{
+	double *t = xmalloc(o.workers * sizeof(*t));
+	int w, mid = (o.workers - 1) / 2;
+
+	*reached = 0;
+	for (w = 0; w < o.workers; w++) {
+		/* never: after every time, for the sort */
+		t[w] = watch[w].t90 >= 0 ? watch[w].t90 : INFINITY;
+		*reached += watch[w].t90 >= 0;
+	}
+	qsort(t, o.workers, sizeof(*t), cmp_double);
+	*worst = isinf(t[o.workers - 1]) ? -1 : t[o.workers - 1];
+	*median = isinf(t[mid]) ? -1 : t[mid];
+	free(t);
+}
+
 static void print_result(const struct sample *s, int n,
 			 const struct run_cost *c0, const struct run_cost *c1,
 			 double app_sys, double app_user, long free_over_min)
@@ -836,9 +995,10 @@ static void print_result(const struct sample *s, int n,
 	double t50 = crossing(s, n, 0, 50), t90 = crossing(s, n, 0, 90);
 	double peak = 0, last_t = s[n - 1].t, tail_from = last_t * 0.75;
 	unsigned long promoted = s[n - 1].promoted;
-	int i, tail = 0, converged = t90 >= 0;
-	double t_active = 0;
+	int i, tail = 0, converged = t90 >= 0, procs_t90;
+	double t_active = 0, t90_worst, t90_median;
 
+	worker_t90(&t90_worst, &t90_median, &procs_t90);
 	if (o.pattern == MOVING)
 		phase_convergence(s, n, &t50, &t90, &converged);
 	for (i = 1; i < n; i++) {
@@ -860,7 +1020,8 @@ static void print_result(const struct sample *s, int n,
 	       "pingpong_events=%lu kswapd_cpu_s=%.2f kcompactd_cpu_s=%.2f "
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
-	       "fast_unreclaimable_end=%d\n",
+	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
+	       "procs_t90=%d\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -869,11 +1030,13 @@ static void print_result(const struct sample *s, int n,
 	       t_active > 0 ? promoted * (double)psz / MIB / t_active : 0,
 	       peak, s[n - 1].ptes, c1->kmmscand_cpu - c0->kmmscand_cpu,
 	       app_sys, app_user, c1->hint_faults - c0->hint_faults,
-	       pingpong_pages, c1->demoted - c0->demoted, pingpong_events,
+	       (unsigned long)(pingpong_pages + 0.5), c1->demoted - c0->demoted,
+	       (unsigned long)(pingpong_events + 0.5),
 	       c1->kswapd_cpu - c0->kswapd_cpu,
 	       c1->kcompactd_cpu - c0->kcompactd_cpu,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
-	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable);
+	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
+	       t90_worst, t90_median, procs_t90);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
@@ -892,8 +1055,12 @@ static void start_workers(void)
 
 		if (pid < 0)
 			die("fork");
-		if (!pid)
+		if (!pid) {
+			/* the worker's own size, for all that it calls */
+			o.size = w_pages[w] * psz;
+			o.hot = w_hot_pages[w] * psz;
 			worker(w);
+		}
 	}
 	do {
 		usleep(10000);
@@ -938,6 +1105,21 @@ static void print_sample(const struct sample *c)
 	fflush(stdout);
 }
 
+/*
+ * With -k: the sampler runs before the workers whenever it is runnable,
+ * or with many workers its share of the CPUs, and so the time a sample
+ * takes, would grow with their number.  -k bounds the time it runs.
+ */
+static void sample_at_rt_priority(void)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+
+	if (sched_setscheduler(0, SCHED_FIFO, &sp))
+		fprintf(stderr, "tierbench: no SCHED_FIFO for the sampler (%s): "
+			"samples may take longer with many workers\n",
+			strerror(errno));
+}
+
 static void run(void)
 {
 	size_t npages = o.size / psz;
@@ -952,6 +1134,8 @@ static void run(void)
 		fill_fast_node(o.fill_leave_mib);
 	start_workers();
 	watch_init(npages);
+	if (o.sample_pages)
+		sample_at_rt_priority();
 	p0 = vmstat("pgpromote_success");
 	pt0 = ptes_examined();
 	read_cost(c0);
@@ -991,18 +1175,65 @@ static void run(void)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-p uniform|zipf|moving] [-s MiB] [-H MiB] [-P workers]\n"
-		"       [-t s] [-i ms] [-m s] [-S seed] [-n slow] [-f fast] [-o]\n"
-		"       [-F MiB [-w] [-L]]\n",
+		"usage: %s [-p uniform|zipf|moving] [-s MiB] [-H MiB]\n"
+		"       [-P workers|workers:MiB,...] [-k pages] [-t s] [-i ms]\n"
+		"       [-m s] [-S seed] [-n slow] [-f fast] [-o] [-F MiB [-w] [-L]]\n",
 		prog);
 	exit(2);
 }
 
+/*
+ * -P: "N" workers of o.size, or "N:MiB,N:MiB,..." groups of their own
+ * sizes, each with the hot share o.hot / o.size of its size (at least a
+ * page).  Fills w_pages and w_hot_pages; returns 0 if @spec is invalid.
+ */
+static int parse_workers(const char *spec)
+{
+	double share = (double)o.hot / o.size;
+	int groups = 0, w;
+
+	o.workers = 0;
+	if (!strchr(spec, ':')) {
+		o.workers = atoi(spec);
+		if (o.workers < 1 || o.workers > MAX_WORKERS)
+			return 0;
+		for (w = 0; w < o.workers; w++) {
+			w_pages[w] = o.size / psz;
+			w_hot_pages[w] = o.hot / psz;
+		}
+		return 1;
+	}
+	while (*spec) {
+		char *end;
+		long n = strtol(spec, &end, 10), mib;
+		size_t pages;
+
+		if (n < 1 || *end != ':' || o.workers + n > MAX_WORKERS ||
+		    ++groups > MAX_GROUPS)
+			return 0;
+		mib = strtol(end + 1, &end, 10);
+		if (mib < 1 || (*end && *end != ','))
+			return 0;
+		pages = mib * MIB / psz;
+		while (n--) {
+			w_pages[o.workers] = pages;
+			w_hot_pages[o.workers] = share * pages > 1 ?
+						 share * pages : 1;
+			o.workers++;
+		}
+		spec = *end ? end + 1 : end;
+	}
+	/* sizes of their own: o.size and o.hot give the hot share only */
+	o.mixed = 1;
+	return o.workers > 0;
+}
+
 static void parse(int argc, char **argv)
 {
+	const char *workers = "1";
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:s:H:P:t:i:m:S:n:f:oF:wL")) != -1) {
+	while ((opt = getopt(argc, argv, "p:s:H:P:k:t:i:m:S:n:f:oF:wL")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!strcmp(optarg, "uniform"))
@@ -1016,7 +1247,8 @@ static void parse(int argc, char **argv)
 			break;
 		case 's': o.size = strtoul(optarg, NULL, 0) * MIB; break;
 		case 'H': o.hot = strtoul(optarg, NULL, 0) * MIB; break;
-		case 'P': o.workers = atoi(optarg); break;
+		case 'P': workers = optarg; break;
+		case 'k': o.sample_pages = strtoul(optarg, NULL, 0); break;
 		case 't': o.secs = atof(optarg); break;
 		case 'i': o.interval = atof(optarg) / 1000; break;
 		case 'm': o.move_period = atof(optarg); break;
@@ -1030,8 +1262,10 @@ static void parse(int argc, char **argv)
 		default: usage(argv[0]);
 		}
 	}
-	if (!o.hot || o.hot > o.size || o.workers < 1 ||
-	    o.workers > MAX_WORKERS || o.secs <= 0 || o.interval <= 0 ||
+	o.size -= o.size % psz;
+	o.hot -= o.hot % psz;
+	if (!o.hot || o.hot > o.size || !parse_workers(workers) ||
+	    (o.mixed && o.pattern != UNIFORM) || o.secs <= 0 || o.interval <= 0 ||
 	    o.move_period <= 0 || o.slow < 0 || o.slow >= 64 || o.fast < 0 ||
 	    o.fast >= 64)
 		usage(argv[0]);
@@ -1041,8 +1275,6 @@ int main(int argc, char **argv)
 {
 	psz = sysconf(_SC_PAGESIZE);
 	parse(argc, argv);
-	o.size -= o.size % psz;
-	o.hot -= o.hot % psz;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
