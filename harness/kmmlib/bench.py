@@ -95,7 +95,16 @@ CONFIGS = {
     "kmm-no-idle-skip": "kmmscand, skip_idle_mm=0",
     "kmm-all-off": "kmmscand with all three scan-cost optimisations off",
     "oracle": "hot set placed on the fast node from the start",
+    "damon-paddr": "DAMON: the slow node's physical addresses, migrate_hot "
+                   "to the fast node, 10 ms/s quota",
+    "damon-paddr-noquota": "DAMON: as damon-paddr, no quota",
+    "damon-vaddr": "DAMON: the workers' virtual addresses, migrate_hot to "
+                   "the fast node (6.12's vaddr set does not migrate)",
 }
+# The configurations a run with no CONFIGS= measures: DAMON's take a
+# configuration more per workload than the full run's 40 minutes allow,
+# so CONFIGS= names them.
+DEFAULT_CONFIGS = tuple(c for c in CONFIGS if not c.startswith("damon-"))
 
 # Any configuration with "+mglru" after it runs with the multi-gen LRU on
 # (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
@@ -118,6 +127,8 @@ QUICK_SECONDS = 12
 DONE_LINE = "bench.sh: done"
 SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
+# bench.sh's line of DAMON's scheme statistics after a damon-* run.
+DAMON_RE = re.compile(r"^D (.*)$")
 VMSTAT_RE = re.compile(r"^V(.*)$")
 
 # The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
@@ -226,8 +237,19 @@ class Collector:
                   f"t50 {r['t50']:.1f} s, t90 {r['t90']:.1f} s, "
                   f"cold promoted {r['cold_promoted_pct']:.1f}%, "
                   f"{r['ops_per_s'] / 1e6:.1f} Mops/s, kmmscand CPU "
-                  f"{r['kmmscand_cpu_s']:.2f} s  "
+                  f"{r['kmmscand_cpu_s']:.2f} s, DAMON CPU "
+                  f"{r.get('damon_cpu_s', 0):.2f} s  "
                   f"[{time.time() - self.started:.0f} s]", flush=True)
+        elif DAMON_RE.match(text):
+            d = kv(DAMON_RE.match(text).group(1))
+            self.cur["damon"] = d
+            print(f"[bench]     DAMON scheme: applied to "
+                  f"{d['damon_nr_applied']:.0f} of "
+                  f"{d['damon_nr_tried']:.0f} regions tried, "
+                  f"{d['damon_sz_applied'] / MIB:.0f} of "
+                  f"{d['damon_sz_tried'] / MIB:.0f} MiB, quota exceeded "
+                  f"{d['damon_qt_exceeds']:.0f} times (since set-up, "
+                  "placement included)", flush=True)
         elif VMSTAT_RE.match(text):
             self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
@@ -362,12 +384,37 @@ def gave_up(res):
     return f"{start:.0f}/{end:.0f}"
 
 
+def mechanism_cpu(res):
+    """The promotion threads' CPU time in a run: kmmscand's, DAMON's."""
+    return res["kmmscand_cpu_s"] + res.get("damon_cpu_s", 0)
+
+
+def promoted_figures(res, damon, deltas):
+    """promoted MB and rates: pgpromote_success, which tierbench reads.
+
+    DAMOS migrates with migrate_pages(), which does not count promotions:
+    for a DAMON run, the pages migrated during the run that were not
+    demotions (pgmigrate_success - pgdemote_*), and no rates (tierbench
+    samples pgpromote_success).  Its scheme's sz_applied is no measure of
+    the run: DAMON is on from before tierbench places its memory.
+    """
+    if damon is None:
+        return {"promoted_mb": res["promoted_mb"], "mbps": res["mbps"],
+                "peak_mbps": res["peak_mbps"]}
+    moved = counter_delta(deltas, "pgmigrate_success")
+    demoted = counter_delta(deltas, "pgdemote_") or 0
+    return {"promoted_mb": (None if moved is None else
+                            pages_mb(max(moved - demoted, 0))),
+            "mbps": None, "peak_mbps": None}
+
+
 def derive(runs):
     """Per workload and config, the figures and their ratios."""
     by = {}
     exposure = {}
     placement = {}
     counters = {}
+    damon = {}
     for r in runs:
         if r["result"] is not None and r["status"] == 0:
             key = (r["workload"], r["config"])
@@ -375,6 +422,7 @@ def derive(runs):
             exposure[key] = slow_exposure(r)
             placement[key] = placement_figures(r["samples"])
             counters[key] = r.get("vmstat", {})
+            damon[key] = r.get("damon")
     table = {}
     for w, cfgs in by.items():
         nb = cfgs.get("numab")
@@ -383,8 +431,10 @@ def derive(runs):
         for c, res in cfgs.items():
             t90 = res["t90"] if res["t90"] >= 0 else None
             t50 = res["t50"] if res["t50"] >= 0 else None
-            cost = res["kmmscand_cpu_s"] + res["app_sys_s"]
-            nb_cost = nb["kmmscand_cpu_s"] + nb["app_sys_s"] if nb else None
+            cost = mechanism_cpu(res) + res["app_sys_s"]
+            nb_cost = mechanism_cpu(nb) + nb["app_sys_s"] if nb else None
+            promoted = promoted_figures(res, damon[(w, c)],
+                                        counters[(w, c)])
             table[w][c] = dict(placement[(w, c)], **{
                 "t50_s": t50, "t90_s": t90,
                 "hot_on_slow_pct": exposure[(w, c)],
@@ -395,11 +445,11 @@ def derive(runs):
                 "tail_ops_vs_oracle": ratio(res["tail_ops_per_s"],
                                             orc and orc["tail_ops_per_s"]),
                 "kmmscand_cpu_s": res["kmmscand_cpu_s"],
+                "damon_cpu_s": res.get("damon_cpu_s"),
                 "app_sys_s": res["app_sys_s"],
                 "cost_vs_numab": ratio(cost, nb_cost),
                 "ptes": res["ptes"],
-                "promoted_mb": res["promoted_mb"],
-                "mbps": res["mbps"], "peak_mbps": res["peak_mbps"],
+                **promoted,
                 "pingpong_pages": res["pingpong_pages"],
                 "demoted_pages": res["demoted_pages"],
                 "hint_faults": res["hint_faults"],
@@ -409,15 +459,16 @@ def derive(runs):
                 "min_free_over_min_mib": res.get("min_free_over_min_mib"),
                 "kswapd_gave_up": gave_up(res),
                 "vmstat": counters[(w, c)],
+                "damon": damon[(w, c)],
             })
     return table
 
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
-           "kmmscand CPU s", "app sys s", "kswapd CPU s", "kcompactd CPU s",
-           "t50 s", "t90 s", "t90/numab", "hot on slow %", "cold prom %",
-           "ops/oracle", "tail ops/oracle", "cost/numab", "PTEs",
-           "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
+           "kmmscand CPU s", "DAMON CPU s", "app sys s", "kswapd CPU s",
+           "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "hot on slow %",
+           "cold prom %", "ops/oracle", "tail ops/oracle", "cost/numab",
+           "PTEs", "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
            "free-min MiB", "kswapd gave up")
 
 
@@ -431,6 +482,7 @@ def table_rows(w, cfgs, order):
                      fmt(t.get("hit_vs_oracle"), ".2f"),
                      fmt(t.get("tail_hit_vs_oracle"), ".2f"),
                      fmt(t["kmmscand_cpu_s"], ".2f"),
+                     fmt(t.get("damon_cpu_s"), ".2f"),
                      fmt(t["app_sys_s"], ".2f"),
                      fmt(t.get("kswapd_cpu_s"), ".2f"),
                      fmt(t.get("kcompactd_cpu_s"), ".2f"),
@@ -442,7 +494,7 @@ def table_rows(w, cfgs, order):
                      fmt_x(t["tail_ops_vs_oracle"]),
                      fmt_x(t["cost_vs_numab"]),
                      f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
-                     f"{t['mbps']:.0f} ({t['peak_mbps']:.0f})",
+                     rate(t["mbps"], t["peak_mbps"]),
                      fmt(pages_mb(t["demoted_pages"]), ".0f"),
                      f"{t['pingpong_pages']:.0f}",
                      fmt(t.get("min_free_over_min_mib"), ".2f"),
@@ -450,8 +502,13 @@ def table_rows(w, cfgs, order):
     return rows
 
 
+MIB = 1 << 20
 # Base pages in a MiB (x86-64's 4 KiB pages, as in the VM).
 PAGES_PER_MIB = 256
+
+
+def rate(mbps, peak):
+    return "-" if mbps is None else f"{mbps:.0f} ({peak:.0f})"
 
 
 def pages_mb(pages):
@@ -460,14 +517,16 @@ def pages_mb(pages):
 
 # The /proc/vmstat deltas of the counters table, as (column, prefix): a
 # prefix ending in "_" sums every counter it starts; every kmmscand_
-# counter follows them.  Where the fast node's allocations went, and how
-# hard kswapd, direct reclaim and compaction worked.
+# counter follows them.  Where the fast node's allocations went, how
+# hard kswapd, direct reclaim and compaction worked, and every page
+# migrated (DAMON's promotions are not in pgpromote_success).
 COUNTERS = (("numa_hit", "numa_hit"), ("numa_miss", "numa_miss"),
             ("numa_local", "numa_local"), ("pgdemote", "pgdemote_"),
             ("pageoutrun", "pageoutrun"),
             ("kswapd low wmark quick", "kswapd_low_wmark_hit_quickly"),
             ("kswapd high wmark quick", "kswapd_high_wmark_hit_quickly"),
-            ("allocstall", "allocstall_"), ("compact_stall", "compact_stall"))
+            ("allocstall", "allocstall_"), ("compact_stall", "compact_stall"),
+            ("pgmigrate_success", "pgmigrate_success"))
 KMMSCAND_PREFIX = "kmmscand_"
 
 
@@ -518,8 +577,11 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "per second relative to the oracle, over the run and over its "
           "last quarter (tail); TCG gives both nodes the same speed, so "
           "these show what promotion costs, not what it gains. "
-          "cost: kmmscand CPU + the application's "
-          "system time. PTEs: kmmscand_pte_scanned + numa_pte_updates. "
+          "DAMON CPU: its kdamond threads' CPU time during the run. "
+          "cost: kmmscand and DAMON CPU + the application's "
+          "system time. promoted: pgpromote_success; for DAMON, whose "
+          "migrations it does not count, pgmigrate_success - pgdemote_*. "
+          "PTEs: kmmscand_pte_scanned + numa_pte_updates. "
           "demoted: pgdemote_* (every page, the filler's too). "
           "ping-pong: the workload's pages seen on the slow node, then on "
           "the fast one, then on the slow one again. free-min: the lowest "
@@ -587,7 +649,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     check_hmat()
     chosen = configs is not None
     workloads = workloads or (QUICK_WORKLOADS if quick else FULL_WORKLOADS)
-    configs = configs or (QUICK_CONFIGS if quick else tuple(CONFIGS))
+    configs = configs or (QUICK_CONFIGS if quick else DEFAULT_CONFIGS)
     for w in workloads:
         if w not in WORKLOADS:
             die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
