@@ -6,7 +6,9 @@
 # host parses (harness/kmmlib/bench.py); "bench.sh: done" ends the plan.
 #
 # A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
-# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  A "#N"
+# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  Likewise
+# "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N]" is damon-paddr with
+# other values in its scheme's quotas/ directory.  A "#N"
 # after a configuration marks its Nth run when the plan repeats it.
 #
 # The damon-* configurations promote with DAMON (DAMOS_MIGRATE_HOT),
@@ -32,7 +34,8 @@ slow_nid=1
 # frequency and age are unsigned int inside DAMON: the largest of those).
 ulong_max=18446744073709551615
 uint_max=4294967295
-# The pid of the background job that attaches damon-vaddr to the workers.
+# The pid of the background job that turns DAMON on once the workers
+# have placed their memory.
 damon_attach=
 # Every knob but scan_enabled, which each configuration sets itself.
 all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
@@ -172,19 +175,38 @@ damon_paddr_on() {
 	echo on >$damon/0/state || die "cannot turn DAMON on"
 }
 
-# damon-vaddr, in the background: waits for tierbench ($1) to have
-# forked its $2 workers, makes each a target (the memory is the workers';
-# tierbench itself only samples), and turns DAMON on.  bench.sh itself is
-# a target too: DAMON stops a kdamond whose targets have all exited, and
-# this one must live until the run's end for tierbench to read its CPU
-# time and for damon_report to read the scheme's statistics.
-damon_vaddr_attach() {
+# In the background, for every damon-* configuration: waits for
+# tierbench ($1) to have forked its $2 workers and for each to have
+# written its $3 MiB (the placement on the slow node), then turns DAMON
+# on.  On from before the placement, DAMON promoted pages as tierbench
+# wrote them, whichever were written first (the hot set of the uniform
+# workloads): a boot's luck, not the hot set found while the run goes.
+# vaddr: each worker is a target (the memory is the workers'; tierbench
+# itself only samples), and so is bench.sh itself: DAMON stops a kdamond
+# whose targets have all exited, and this one must live until the run's
+# end for tierbench to read its CPU time and for damon_report to read
+# the scheme's statistics.
+damon_start_when_placed() {
+	want_kb=$(($3 * 1024 * 15 / 16))
 	while :; do
 		kill -0 "$1" 2>/dev/null || return 0
 		pids=$(pgrep -P "$1")
-		[ "$(echo $pids | wc -w)" -ge "$2" ] && break
+		if [ "$(echo $pids | wc -w)" -ge "$2" ]; then
+			placed=0
+			for pid in $pids; do
+				rss=$(awk '/^VmRSS/{print $2}' /proc/$pid/status \
+					2>/dev/null)
+				[ "${rss:-0}" -ge "$want_kb" ] &&
+					placed=$((placed + 1))
+			done
+			[ $placed -ge "$2" ] && break
+		fi
 		sleep 0.1
 	done
+	if [ "$(cat $damon_ctx/operations)" = paddr ]; then
+		damon_paddr_on
+		return
+	fi
 	echo $(($2 + 1)) >$damon_ctx/targets/nr_targets ||
 		die "cannot give DAMON $(($2 + 1)) targets"
 	i=0
@@ -194,17 +216,18 @@ damon_vaddr_attach() {
 		i=$((i + 1))
 	done
 	echo on >$damon/0/state || die "cannot turn DAMON on"
-	echo "bench.sh: DAMON monitors $2 worker(s) of tierbench"
 }
 
-# The number of worker processes tierbench arguments $@ ask for (-P).
-nr_workers() {
-	n=1
+# The value of tierbench's option $1 in arguments $3... ($2 without it).
+tierbench_arg() {
+	flag=$1
+	v=$2
+	shift 2
 	while [ $# -gt 0 ]; do
-		[ "$1" = -P ] && n=$2
+		[ "$1" = "$flag" ] && v=$2
 		shift
 	done
-	echo "$n"
+	echo "$v"
 }
 
 # The scheme's statistics after a damon-* run, as a "D" line.
@@ -270,13 +293,15 @@ set_config() {
 				die "$1: cannot set ${kv%%=*} to ${kv#*=}"
 		done
 		echo 1 >$kmm/scan_enabled ;;
-	damon-paddr)
+	# Each turned on by damon_start_when_placed.
+	damon-paddr) damon_setup paddr quota ;;
+	damon-paddr-noquota) damon_setup paddr noquota ;;
+	damon-paddr:*)
 		damon_setup paddr quota
-		damon_paddr_on ;;
-	damon-paddr-noquota)
-		damon_setup paddr noquota
-		damon_paddr_on ;;
-	# Turned on by damon_vaddr_attach once the workers exist.
+		for kv in $(echo "${1#damon-paddr:}" | tr : ' '); do
+			echo "${kv#*=}" >"$damon_scheme/quotas/${kv%%=*}" ||
+				die "$1: cannot set DAMON's quota ${kv%%=*}"
+		done ;;
 	damon-vaddr) damon_setup vaddr quota ;;
 	*) die "unknown configuration $1" ;;
 	esac
@@ -325,11 +350,12 @@ while read -r config workload limit args; do
 	# shellcheck disable=SC2086 # the arguments are split on purpose
 	"$bin" $args $flags </dev/null &
 	bench=$!
-	if [ "${config%%[#+]*}" = damon-vaddr ]; then
+	case $config in damon-*)
 		# shellcheck disable=SC2086
-		damon_vaddr_attach $bench "$(nr_workers $args)" &
+		damon_start_when_placed $bench "$(tierbench_arg -P 1 $args)" \
+			"$(tierbench_arg -s 0 $args)" &
 		damon_attach=$!
-	fi
+	esac
 	wait $bench
 	status=$?
 	case $config in damon-*) damon_report ;; esac

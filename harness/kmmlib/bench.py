@@ -114,6 +114,10 @@ MGLRU_SUFFIX = "+mglru"
 # kmmscand with some knobs of /sys/kernel/mm/kmmscand set, to measure a
 # default against another value side by side.
 KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
+# damon-paddr with other values of its quota (files of the scheme's
+# quotas/ directory: ms, bytes, reset_interval_ms).
+DAMON_QUOTA_RE = re.compile(
+    r"^damon-paddr(:(ms|bytes|reset_interval_ms)=[0-9]+)+$")
 
 # Seconds a run takes besides its workload's: placing memory, filling the
 # fast node, sampling; the time budget of a boot allows twice the sum.
@@ -143,13 +147,18 @@ TAIL_SHARE = 0.25
 def known_config(name):
     """Whether bench.sh can set NAME up (a "+mglru" one: without it)."""
     name = name.removesuffix(MGLRU_SUFFIX)
-    return name in CONFIGS or bool(KNOBS_CONFIG_RE.match(name))
+    return (name in CONFIGS or bool(KNOBS_CONFIG_RE.match(name))
+            or bool(DAMON_QUOTA_RE.match(name)))
 
 
 def describe_config(label):
     name, _, nth = label.partition(RUN_MARK)
     base = name.removesuffix(MGLRU_SUFFIX)
-    what = CONFIGS.get(base) or "kmmscand with " + ", ".join(base.split(":")[1:])
+    what = CONFIGS.get(base)
+    if what is None:
+        mechanism = ("DAMON (damon-paddr), quota" if DAMON_QUOTA_RE.match(base)
+                     else "kmmscand with")
+        what = f"{mechanism} " + ", ".join(base.split(":")[1:])
     if base != name:
         what += ", multi-gen LRU on"
     return f"{what}, run {nth}" if nth else what
@@ -656,7 +665,8 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     for c in configs:
         if not known_config(c):
             die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
-                "or kmmscand:knob=value[:knob=value...], each with "
+                "or kmmscand:knob=value[:knob=value...], or "
+                "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N], each with "
                 f"{MGLRU_SUFFIX} after it or not")
     configs = run_labels(configs)
     ensure_dir(BENCH_OUT)
