@@ -257,8 +257,7 @@ class Collector:
                   f"{d['damon_nr_tried']:.0f} regions tried, "
                   f"{d['damon_sz_applied'] / MIB:.0f} of "
                   f"{d['damon_sz_tried'] / MIB:.0f} MiB, quota exceeded "
-                  f"{d['damon_qt_exceeds']:.0f} times (since set-up, "
-                  "placement included)", flush=True)
+                  f"{d['damon_qt_exceeds']:.0f} times", flush=True)
         elif VMSTAT_RE.match(text):
             self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
