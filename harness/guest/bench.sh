@@ -6,8 +6,15 @@
 # host parses (harness/kmmlib/bench.py); "bench.sh: done" ends the plan.
 #
 # A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
-# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  A "#N"
+# defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  Likewise
+# "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N]" is damon-paddr with
+# other values in its scheme's quotas/ directory.  A "#N"
 # after a configuration marks its Nth run when the plan repeats it.
+#
+# The damon-* configurations promote with DAMON (DAMOS_MIGRATE_HOT),
+# driven through its sysfs interface; after such a run a line
+#   D damon_nr_tried=... damon_sz_tried=... damon_nr_applied=...
+# gives the scheme's statistics.
 #
 # usage: bench.sh TIERBENCH PLAN_FILE
 bin=$1
@@ -16,6 +23,20 @@ kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
 lru_gen=/sys/kernel/mm/lru_gen/enabled
 knobs="smart_scan pmd_young skip_idle_mm"
+damon=/sys/kernel/mm/damon/admin/kdamonds
+damon_ctx=$damon/0/contexts/0
+damon_scheme=$damon_ctx/schemes/0
+# tierbench's nodes (its -f and -n defaults): DAMON promotes from the slow
+# one to the fast one.
+fast_nid=0
+slow_nid=1
+# The largest value DAMON's sysfs ranges take (unsigned long; the access
+# frequency and age are unsigned int inside DAMON: the largest of those).
+ulong_max=18446744073709551615
+uint_max=4294967295
+# The pid of the background job that turns DAMON on once the workers
+# have placed their memory.
+damon_attach=
 # Every knob but scan_enabled, which each configuration sets itself.
 all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
 
@@ -69,7 +90,161 @@ revive_kswapd() {
 	return 0
 }
 
+# Stops DAMON and removes its kdamonds, so that the next run starts
+# without them.  "off" returns once the kdamond has exited.
+damon_off() {
+	if [ -n "$damon_attach" ]; then
+		kill "$damon_attach" 2>/dev/null
+		wait "$damon_attach" 2>/dev/null
+		damon_attach=
+	fi
+	[ -d $damon ] || return 0
+	for k in $damon/[0-9]*; do
+		[ -d "$k" ] || continue
+		[ "$(cat "$k/state")" = off ] || echo off >"$k/state" ||
+			die "cannot turn DAMON's ${k##*/} off"
+	done
+	echo 0 >$damon/nr_kdamonds || die "cannot remove DAMON's kdamonds"
+}
+
+# One kdamond, one context with operations set $1 and one migrate_hot
+# scheme to the fast node; "quota" as $2 limits it.  Following DAMON's
+# design (Documentation/mm/damon/design.rst, "Operation Schemes") and its
+# sysfs usage (Documentation/admin-guide/mm/damon/usage.rst): the default
+# monitoring intervals (5 ms sampling, 100 ms aggregation) with the
+# targets' regions updated every second, not every 60 s, so that a
+# mapping made after the start is seen within the run; the scheme applies
+# at every aggregation (apply_interval_us 0) to any region of a page or
+# more that was seen accessed in at least one sample of the last
+# aggregation interval, whatever its age: the quota, not the access
+# pattern, bounds how much is migrated, and its prioritization picks the
+# most often accessed regions first.  The quota is the one of the sysfs
+# usage example and of DAMON_LRU_SORT's defaults: 10 ms of the action's
+# time, at most 1 GiB, per second.
+damon_setup() {
+	[ -d $damon ] || die "this kernel has no DAMON sysfs interface"
+	echo 1 >$damon/nr_kdamonds &&
+	echo 1 >$damon/0/contexts/nr_contexts &&
+	grep -qw "$1" $damon_ctx/avail_operations &&
+	echo "$1" >$damon_ctx/operations &&
+	echo 5000 >$damon_ctx/monitoring_attrs/intervals/sample_us &&
+	echo 100000 >$damon_ctx/monitoring_attrs/intervals/aggr_us &&
+	echo 1000000 >$damon_ctx/monitoring_attrs/intervals/update_us &&
+	echo 1 >$damon_ctx/schemes/nr_schemes &&
+	echo migrate_hot >$damon_scheme/action &&
+	echo $fast_nid >$damon_scheme/target_nid &&
+	echo 0 >$damon_scheme/apply_interval_us &&
+	echo 4096 >$damon_scheme/access_pattern/sz/min &&
+	echo $ulong_max >$damon_scheme/access_pattern/sz/max &&
+	echo 1 >$damon_scheme/access_pattern/nr_accesses/min &&
+	echo $uint_max >$damon_scheme/access_pattern/nr_accesses/max &&
+	echo 0 >$damon_scheme/access_pattern/age/min &&
+	echo $uint_max >$damon_scheme/access_pattern/age/max &&
+	echo 1000 >$damon_scheme/quotas/weights/nr_accesses_permil ||
+		die "cannot set DAMON up for $1"
+	[ "$2" = quota ] || return 0
+	echo 10 >$damon_scheme/quotas/ms &&
+	echo $((1024 * 1024 * 1024)) >$damon_scheme/quotas/bytes &&
+	echo 1000 >$damon_scheme/quotas/reset_interval_ms ||
+		die "cannot set DAMON's quota"
+}
+
+# damon-paddr: the slow node's memory blocks, each a region of its own
+# (16 of 128 MiB for the VM's 2 GiB), then on.  DAMON adapts its regions
+# at each aggregation interval, starting from the ones it is given, and
+# its quota holds from the first reset interval only: given the node as
+# one region, its first aggregation found it accessed and migrated all
+# of it, the 576 MiB of (a) that are never accessed with the hot set.
+# The vaddr set divides its targets into the minimum number of regions
+# (10) itself.
+damon_paddr_on() {
+	block=$((0x$(cat /sys/devices/system/memory/block_size_bytes)))
+	ranges=$(ls -d /sys/devices/system/node/node$slow_nid/memory[0-9]* |
+		sed 's/.*memory//' | sort -n |
+		awk -v bs=$block '{ printf "%.0f %.0f\n", $1 * bs, ($1 + 1) * bs }')
+	[ -n "$ranges" ] || die "node $slow_nid has no memory blocks"
+	echo 1 >$damon_ctx/targets/nr_targets &&
+	echo "$ranges" | wc -l >$damon_ctx/targets/0/regions/nr_regions ||
+		die "cannot give DAMON its targets"
+	i=0
+	echo "$ranges" | while read -r start end; do
+		echo "$start" >$damon_ctx/targets/0/regions/$i/start &&
+		echo "$end" >$damon_ctx/targets/0/regions/$i/end ||
+			die "cannot give DAMON the range $start-$end"
+		i=$((i + 1))
+	done || exit 2
+	echo on >$damon/0/state || die "cannot turn DAMON on"
+}
+
+# In the background, for every damon-* configuration: waits for
+# tierbench ($1) to have forked its $2 workers and for each to have
+# written its $3 MiB (the placement on the slow node), then turns DAMON
+# on.  On from before the placement, DAMON promoted pages as tierbench
+# wrote them, whichever were written first (the hot set of the uniform
+# workloads): a boot's luck, not the hot set found while the run goes.
+# vaddr: each worker is a target (the memory is the workers'; tierbench
+# itself only samples), and so is bench.sh itself: DAMON stops a kdamond
+# whose targets have all exited, and this one must live until the run's
+# end for tierbench to read its CPU time and for damon_report to read
+# the scheme's statistics.
+damon_start_when_placed() {
+	want_kb=$(($3 * 1024 * 15 / 16))
+	while :; do
+		kill -0 "$1" 2>/dev/null || return 0
+		pids=$(pgrep -P "$1")
+		if [ "$(echo $pids | wc -w)" -ge "$2" ]; then
+			placed=0
+			for pid in $pids; do
+				rss=$(awk '/^VmRSS/{print $2}' /proc/$pid/status \
+					2>/dev/null)
+				[ "${rss:-0}" -ge "$want_kb" ] &&
+					placed=$((placed + 1))
+			done
+			[ $placed -ge "$2" ] && break
+		fi
+		sleep 0.1
+	done
+	if [ "$(cat $damon_ctx/operations)" = paddr ]; then
+		damon_paddr_on
+		return
+	fi
+	echo $(($2 + 1)) >$damon_ctx/targets/nr_targets ||
+		die "cannot give DAMON $(($2 + 1)) targets"
+	i=0
+	for pid in $$ $pids; do
+		echo "$pid" >$damon_ctx/targets/$i/pid_target ||
+			die "cannot make $pid a DAMON target"
+		i=$((i + 1))
+	done
+	echo on >$damon/0/state || die "cannot turn DAMON on"
+}
+
+# The value of tierbench's option $1 in arguments $3... ($2 without it).
+tierbench_arg() {
+	flag=$1
+	v=$2
+	shift 2
+	while [ $# -gt 0 ]; do
+		[ "$1" = "$flag" ] && v=$2
+		shift
+	done
+	echo "$v"
+}
+
+# The scheme's statistics after a damon-* run, as a "D" line.
+damon_report() {
+	[ -d $damon/0 ] || return 0
+	[ "$(cat $damon/0/state)" = on ] &&
+		echo update_schemes_stats >$damon/0/state
+	line=D
+	for f in nr_tried sz_tried nr_applied sz_applied qt_exceeds; do
+		line="$line damon_$f=$(cat $damon_scheme/stats/$f)"
+	done
+	echo "$line"
+}
+
 reset_config() {
+	damon_off
 	sysctl -qw kernel.numa_balancing=0
 	[ -w $lru_gen ] && echo n >$lru_gen
 	echo 0 >$kmm/scan_enabled
@@ -119,6 +294,16 @@ set_config() {
 				die "$1: cannot set ${kv%%=*} to ${kv#*=}"
 		done
 		echo 1 >$kmm/scan_enabled ;;
+	# Each turned on by damon_start_when_placed.
+	damon-paddr) damon_setup paddr quota ;;
+	damon-paddr-noquota) damon_setup paddr noquota ;;
+	damon-paddr:*)
+		damon_setup paddr quota
+		for kv in $(echo "${1#damon-paddr:}" | tr : ' '); do
+			echo "${kv#*=}" >"$damon_scheme/quotas/${kv%%=*}" ||
+				die "$1: cannot set DAMON's quota ${kv%%=*}"
+		done ;;
+	damon-vaddr) damon_setup vaddr quota ;;
 	*) die "unknown configuration $1" ;;
 	esac
 }
@@ -164,8 +349,18 @@ while read -r config workload limit args; do
 	[ "${config%%#*}" = oracle ] && flags=-o
 	echo "B $config $workload"
 	# shellcheck disable=SC2086 # the arguments are split on purpose
-	"$bin" $args $flags </dev/null
-	echo "E $?"
+	"$bin" $args $flags </dev/null &
+	bench=$!
+	case $config in damon-*)
+		# shellcheck disable=SC2086
+		damon_start_when_placed $bench "$(tierbench_arg -P 1 $args)" \
+			"$(tierbench_arg -s 0 $args)" &
+		damon_attach=$!
+	esac
+	wait $bench
+	status=$?
+	case $config in damon-*) damon_report ;; esac
+	echo "E $status"
 done <"$plan"
 reset_config
 # The host takes this for the end of the plan (bench.py DONE_LINE): the

@@ -115,7 +115,16 @@ CONFIGS = {
     "kmm-no-idle-skip": "kmmscand, skip_idle_mm=0",
     "kmm-all-off": "kmmscand with all three scan-cost optimisations off",
     "oracle": "hot set placed on the fast node from the start",
+    "damon-paddr": "DAMON: the slow node's physical addresses, migrate_hot "
+                   "to the fast node, 10 ms/s quota",
+    "damon-paddr-noquota": "DAMON: as damon-paddr, no quota",
+    "damon-vaddr": "DAMON: the workers' virtual addresses, migrate_hot to "
+                   "the fast node (6.12's vaddr set does not migrate)",
 }
+# The configurations a run with no CONFIGS= measures: DAMON's take a
+# configuration more per workload than the full run's 40 minutes allow,
+# so CONFIGS= names them.
+DEFAULT_CONFIGS = tuple(c for c in CONFIGS if not c.startswith("damon-"))
 
 # Any configuration with "+mglru" after it runs with the multi-gen LRU on
 # (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
@@ -125,6 +134,10 @@ MGLRU_SUFFIX = "+mglru"
 # kmmscand with some knobs of /sys/kernel/mm/kmmscand set, to measure a
 # default against another value side by side.
 KNOBS_CONFIG_RE = re.compile(r"^kmmscand(:[a-z_]+=[0-9-]+)+$")
+# damon-paddr with other values of its quota (files of the scheme's
+# quotas/ directory: ms, bytes, reset_interval_ms).
+DAMON_QUOTA_RE = re.compile(
+    r"^damon-paddr(:(ms|bytes|reset_interval_ms)=[0-9]+)+$")
 
 # Seconds a run takes besides its workload's: placing memory, filling the
 # fast node, sampling; the time budget of a boot allows twice the sum.
@@ -140,6 +153,8 @@ QUICK_SECONDS = 12
 DONE_LINE = "bench.sh: done"
 SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
+# bench.sh's line of DAMON's scheme statistics after a damon-* run.
+DAMON_RE = re.compile(r"^D (.*)$")
 VMSTAT_RE = re.compile(r"^V(.*)$")
 
 # The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
@@ -154,13 +169,18 @@ TAIL_SHARE = 0.25
 def known_config(name):
     """Whether bench.sh can set NAME up (a "+mglru" one: without it)."""
     name = name.removesuffix(MGLRU_SUFFIX)
-    return name in CONFIGS or bool(KNOBS_CONFIG_RE.match(name))
+    return (name in CONFIGS or bool(KNOBS_CONFIG_RE.match(name))
+            or bool(DAMON_QUOTA_RE.match(name)))
 
 
 def describe_config(label):
     name, _, nth = label.partition(RUN_MARK)
     base = name.removesuffix(MGLRU_SUFFIX)
-    what = CONFIGS.get(base) or "kmmscand with " + ", ".join(base.split(":")[1:])
+    what = CONFIGS.get(base)
+    if what is None:
+        mechanism = ("DAMON (damon-paddr), quota" if DAMON_QUOTA_RE.match(base)
+                     else "kmmscand with")
+        what = f"{mechanism} " + ", ".join(base.split(":")[1:])
     if base != name:
         what += ", multi-gen LRU on"
     return f"{what}, run {nth}" if nth else what
@@ -257,8 +277,18 @@ class Collector:
                   f"{worker_t90_text(r)}, "
                   f"cold promoted {r['cold_promoted_pct']:.1f}%, "
                   f"{r['ops_per_s'] / 1e6:.1f} Mops/s, kmmscand CPU "
-                  f"{r['kmmscand_cpu_s']:.2f} s  "
+                  f"{r['kmmscand_cpu_s']:.2f} s, DAMON CPU "
+                  f"{r.get('damon_cpu_s', 0):.2f} s  "
                   f"[{time.time() - self.started:.0f} s]", flush=True)
+        elif DAMON_RE.match(text):
+            d = kv(DAMON_RE.match(text).group(1))
+            self.cur["damon"] = d
+            print(f"[bench]     DAMON scheme: applied to "
+                  f"{d['damon_nr_applied']:.0f} of "
+                  f"{d['damon_nr_tried']:.0f} regions tried, "
+                  f"{d['damon_sz_applied'] / MIB:.0f} of "
+                  f"{d['damon_sz_tried'] / MIB:.0f} MiB, quota exceeded "
+                  f"{d['damon_qt_exceeds']:.0f} times", flush=True)
         elif VMSTAT_RE.match(text):
             self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
@@ -415,12 +445,37 @@ def stalled_runs(runs, quick):
     return found
 
 
+def mechanism_cpu(res):
+    """The promotion threads' CPU time in a run: kmmscand's, DAMON's."""
+    return res["kmmscand_cpu_s"] + res.get("damon_cpu_s", 0)
+
+
+def promoted_figures(res, damon, deltas):
+    """promoted MB and rates: pgpromote_success, which tierbench reads.
+
+    DAMOS migrates with migrate_pages(), which does not count promotions:
+    for a DAMON run, the pages migrated during the run that were not
+    demotions (pgmigrate_success - pgdemote_*), and no rates (tierbench
+    samples pgpromote_success).  Its scheme's sz_applied is no measure of
+    the run: DAMON is on from before tierbench places its memory.
+    """
+    if damon is None:
+        return {"promoted_mb": res["promoted_mb"], "mbps": res["mbps"],
+                "peak_mbps": res["peak_mbps"]}
+    moved = counter_delta(deltas, "pgmigrate_success")
+    demoted = counter_delta(deltas, "pgdemote_") or 0
+    return {"promoted_mb": (None if moved is None else
+                            pages_mb(max(moved - demoted, 0))),
+            "mbps": None, "peak_mbps": None}
+
+
 def derive(runs):
     """Per workload and config, the figures and their ratios."""
     by = {}
     exposure = {}
     placement = {}
     counters = {}
+    damon = {}
     for r in runs:
         if r["result"] is not None and r["status"] == 0:
             key = (r["workload"], r["config"])
@@ -428,6 +483,7 @@ def derive(runs):
             exposure[key] = slow_exposure(r)
             placement[key] = placement_figures(r["samples"])
             counters[key] = r.get("vmstat", {})
+            damon[key] = r.get("damon")
     table = {}
     for w, cfgs in by.items():
         nb = cfgs.get("numab")
@@ -438,8 +494,10 @@ def derive(runs):
             t50 = res["t50"] if res["t50"] >= 0 else None
             worst = res.get("t90_worst", -1)
             median = res.get("t90_median", -1)
-            cost = res["kmmscand_cpu_s"] + res["app_sys_s"]
-            nb_cost = nb["kmmscand_cpu_s"] + nb["app_sys_s"] if nb else None
+            cost = mechanism_cpu(res) + res["app_sys_s"]
+            nb_cost = mechanism_cpu(nb) + nb["app_sys_s"] if nb else None
+            promoted = promoted_figures(res, damon[(w, c)],
+                                        counters[(w, c)])
             table[w][c] = dict(placement[(w, c)], **{
                 "t50_s": t50, "t90_s": t90,
                 "t90_worst_s": worst if worst >= 0 else None,
@@ -453,11 +511,11 @@ def derive(runs):
                 "tail_ops_vs_oracle": ratio(res["tail_ops_per_s"],
                                             orc and orc["tail_ops_per_s"]),
                 "kmmscand_cpu_s": res["kmmscand_cpu_s"],
+                "damon_cpu_s": res.get("damon_cpu_s"),
                 "app_sys_s": res["app_sys_s"],
                 "cost_vs_numab": ratio(cost, nb_cost),
                 "ptes": res["ptes"],
-                "promoted_mb": res["promoted_mb"],
-                "mbps": res["mbps"], "peak_mbps": res["peak_mbps"],
+                **promoted,
                 "pingpong_pages": res["pingpong_pages"],
                 "demoted_pages": res["demoted_pages"],
                 "hint_faults": res["hint_faults"],
@@ -467,16 +525,17 @@ def derive(runs):
                 "min_free_over_min_mib": res.get("min_free_over_min_mib"),
                 "kswapd_gave_up": gave_up(res),
                 "vmstat": counters[(w, c)],
+                "damon": damon[(w, c)],
             })
     return table
 
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
-           "kmmscand CPU s", "app sys s", "kswapd CPU s", "kcompactd CPU s",
-           "t50 s", "t90 s", "t90/numab", "t90 worst s", "t90 median s",
-           "hot on slow %", "cold prom %",
-           "ops/oracle", "tail ops/oracle", "cost/numab", "PTEs",
-           "promoted MB", "MB/s (peak)", "demoted MB", "ping-pong",
+           "kmmscand CPU s", "DAMON CPU s", "app sys s", "kswapd CPU s",
+           "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "t90 worst s",
+           "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
+           "tail ops/oracle", "cost/numab", "PTEs", "promoted MB",
+           "MB/s (peak)", "demoted MB", "ping-pong",
            "free-min MiB", "kswapd gave up")
 
 
@@ -490,6 +549,7 @@ def table_rows(w, cfgs, order):
                      fmt(t.get("hit_vs_oracle"), ".2f"),
                      fmt(t.get("tail_hit_vs_oracle"), ".2f"),
                      fmt(t["kmmscand_cpu_s"], ".2f"),
+                     fmt(t.get("damon_cpu_s"), ".2f"),
                      fmt(t["app_sys_s"], ".2f"),
                      fmt(t.get("kswapd_cpu_s"), ".2f"),
                      fmt(t.get("kcompactd_cpu_s"), ".2f"),
@@ -502,7 +562,7 @@ def table_rows(w, cfgs, order):
                      fmt_x(t["tail_ops_vs_oracle"]),
                      fmt_x(t["cost_vs_numab"]),
                      f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
-                     f"{t['mbps']:.0f} ({t['peak_mbps']:.0f})",
+                     rate(t["mbps"], t["peak_mbps"]),
                      fmt(pages_mb(t["demoted_pages"]), ".0f"),
                      f"{t['pingpong_pages']:.0f}",
                      fmt(t.get("min_free_over_min_mib"), ".2f"),
@@ -510,8 +570,13 @@ def table_rows(w, cfgs, order):
     return rows
 
 
+MIB = 1 << 20
 # Base pages in a MiB (x86-64's 4 KiB pages, as in the VM).
 PAGES_PER_MIB = 256
+
+
+def rate(mbps, peak):
+    return "-" if mbps is None else f"{mbps:.0f} ({peak:.0f})"
 
 
 def pages_mb(pages):
@@ -520,14 +585,16 @@ def pages_mb(pages):
 
 # The /proc/vmstat deltas of the counters table, as (column, prefix): a
 # prefix ending in "_" sums every counter it starts; every kmmscand_
-# counter follows them.  Where the fast node's allocations went, and how
-# hard kswapd, direct reclaim and compaction worked.
+# counter follows them.  Where the fast node's allocations went, how
+# hard kswapd, direct reclaim and compaction worked, and every page
+# migrated (DAMON's promotions are not in pgpromote_success).
 COUNTERS = (("numa_hit", "numa_hit"), ("numa_miss", "numa_miss"),
             ("numa_local", "numa_local"), ("pgdemote", "pgdemote_"),
             ("pageoutrun", "pageoutrun"),
             ("kswapd low wmark quick", "kswapd_low_wmark_hit_quickly"),
             ("kswapd high wmark quick", "kswapd_high_wmark_hit_quickly"),
-            ("allocstall", "allocstall_"), ("compact_stall", "compact_stall"))
+            ("allocstall", "allocstall_"), ("compact_stall", "compact_stall"),
+            ("pgmigrate_success", "pgmigrate_success"))
 KMMSCAND_PREFIX = "kmmscand_"
 
 
@@ -581,8 +648,11 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "per second relative to the oracle, over the run and over its "
           "last quarter (tail); TCG gives both nodes the same speed, so "
           "these show what promotion costs, not what it gains. "
-          "cost: kmmscand CPU + the application's "
-          "system time. PTEs: kmmscand_pte_scanned + numa_pte_updates. "
+          "DAMON CPU: its kdamond threads' CPU time during the run. "
+          "cost: kmmscand and DAMON CPU + the application's "
+          "system time. promoted: pgpromote_success; for DAMON, whose "
+          "migrations it does not count, pgmigrate_success - pgdemote_*. "
+          "PTEs: kmmscand_pte_scanned + numa_pte_updates. "
           "demoted: pgdemote_* (every page, the filler's too). "
           "ping-pong: the workload's pages seen on the slow node, then on "
           "the fast one, then on the slow one again. free-min: the lowest "
@@ -652,14 +722,15 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     check_hmat()
     chosen = configs is not None
     workloads = workloads or (QUICK_WORKLOADS if quick else FULL_WORKLOADS)
-    configs = configs or (QUICK_CONFIGS if quick else tuple(CONFIGS))
+    configs = configs or (QUICK_CONFIGS if quick else DEFAULT_CONFIGS)
     for w in workloads:
         if w not in WORKLOADS:
             die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
     for c in configs:
         if not known_config(c):
             die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
-                "or kmmscand:knob=value[:knob=value...], each with "
+                "or kmmscand:knob=value[:knob=value...], or "
+                "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N], each with "
                 f"{MGLRU_SUFFIX} after it or not")
     configs = run_labels(configs)
     ensure_dir(BENCH_OUT)

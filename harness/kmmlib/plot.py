@@ -98,16 +98,17 @@ def cost_plot(doc, out_dir):
             if not row:
                 continue
             xs.append(j + i * width)
-            kthread.append(row["kmmscand_cpu_s"])
+            kthread.append(row["kmmscand_cpu_s"]
+                           + (row.get("damon_cpu_s") or 0))
             app.append(row["app_sys_s"])
-        bars = ax.bar(xs, kthread, width, label=f"{c}: kmmscand")
+        bars = ax.bar(xs, kthread, width, label=f"{c}: kernel thread")
         ax.bar(xs, app, width, bottom=kthread, label=f"{c}: app system",
                color=bars.patches[0].get_facecolor() if bars.patches else None,
                alpha=0.45)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(workloads))])
     ax.set_xticklabels([f"({w})" for w in workloads])
     ax.set_ylabel("CPU seconds during the run")
-    ax.set_title("promotion cost: kmmscand thread (solid) and the "
+    ax.set_title("promotion cost: kmmscand or kdamond threads (solid) and the "
                  "application's system time (light)", fontsize=9)
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize=6, ncol=2)

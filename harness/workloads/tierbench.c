@@ -571,7 +571,8 @@ static void print_vmstat_deltas(const struct vmstat_snap *a,
 
 /*
  * Whether @name (a comm as /proc/PID/stat shows it, after its '(') is
- * @prefix, with a node number after it or not, then ')'.
+ * @prefix, with a number after it (a node's, a kdamond's index) or not,
+ * then ')'.
  */
 static int comm_is(const char *name, const char *prefix)
 {
@@ -942,7 +943,7 @@ static void phase_convergence(const struct sample *s, int n, double *t50,
 
 /* What the run cost outside the workers, from its start to its end. */
 struct run_cost {
-	double kmmscand_cpu, kswapd_cpu, kcompactd_cpu;
+	double kmmscand_cpu, kswapd_cpu, kcompactd_cpu, damon_cpu;
 	unsigned long hint_faults, demoted;
 	int unreclaimable;	/* kswapd had given the fast node up */
 	struct vmstat_snap vm;
@@ -953,6 +954,8 @@ static void read_cost(struct run_cost *c)
 	c->kmmscand_cpu = kthread_cpu("kmmscand");
 	c->kswapd_cpu = kthread_cpu("kswapd");
 	c->kcompactd_cpu = kthread_cpu("kcompactd");
+	/* DAMON's monitoring threads: kdamond.0, kdamond.1, ... */
+	c->damon_cpu = kthread_cpu("kdamond.");
 	c->hint_faults = vmstat("numa_hint_faults");
 	c->demoted = vmstat("pgdemote_");
 	c->unreclaimable = node_marks(o.fast).unreclaimable;
@@ -1021,7 +1024,7 @@ static void print_result(const struct sample *s, int n,
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
-	       "procs_t90=%d\n",
+	       "procs_t90=%d damon_cpu_s=%.2f\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -1036,7 +1039,8 @@ static void print_result(const struct sample *s, int n,
 	       c1->kcompactd_cpu - c0->kcompactd_cpu,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
 	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
-	       t90_worst, t90_median, procs_t90);
+	       t90_worst, t90_median, procs_t90,
+	       c1->damon_cpu - c0->damon_cpu);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
