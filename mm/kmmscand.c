@@ -150,10 +150,14 @@
  * accessed entry has its folio queued only if its heat reaches the
  * threshold of the nearest target node (kmmscand_heat_hot()).  The
  * threshold is 1, every accessed folio, until the node refuses candidates
- * for want of room or rate; then it rises by one at most every
+ * for want of room or rate; then, if some of the folios that the scan step
+ * queued were hotter than the threshold, it rises by one, at most every
  * KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed at
  * three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
- * without a refusal (kmmscand_adapt_threshold()).  The odds that a page is
+ * without a refusal (kmmscand_adapt_threshold()).  When every candidate is
+ * as hot as the threshold, as at the first reads of a region or in a set
+ * that is uniformly hot, a higher one would only refuse them all until
+ * their next read; the node keeps taking what its room and rate allow.  The odds that a page is
  * found accessed at n reads in a row fall the faster with n the colder it
  * is, so a higher threshold leaves the cold end of what is accessed on the
  * slow tier, in the spirit of the hot threshold that NUMA balancing adapts
@@ -802,6 +806,7 @@ struct kmmscand_batch {
  * @no_room: base pages of candidates refused for want of room
  * @threshold: the heat an accessed entry needs for its folio to be queued
  * @not_hot: accessed slow-tier base pages below @threshold
+ * @hotter: a folio queued by the step was hotter than @threshold
  * @stopped: the target node refused candidates for rate or room; the step
  *	ends and the scan resumes at @resume_at
  * @stop_reason: with @stopped, KMMSCAND_SKIP_RATE_LIMITED or _NODE_FULL
@@ -834,6 +839,7 @@ struct kmmscand_walk_ctl {
 	unsigned long no_room;
 	unsigned int threshold;
 	unsigned long not_hot;
+	bool hotter;
 	bool stopped;
 	enum kmmscand_skip_reason stop_reason;
 	unsigned long resume_at;
@@ -1157,22 +1163,25 @@ static unsigned int kmmscand_node_threshold(const struct kmmscand_node *n)
  * @n: the node
  * @now: the time, in jiffies
  * @refused: the node just refused candidates, for want of room or rate
+ * @hotter: with @refused, some candidates were hotter than the threshold
  *
  * A refusal says that more is accessed on the slow tier than the node can
- * take: raise the threshold by one, at most once per
- * KMMSCAND_HEAT_TIGHTEN_MS, so that what it takes are the hotter folios.
- * KMMSCAND_ROOM_WANTED_MS without a refusal, or since the last change,
- * lowers it by one.
+ * take.  If some candidates were hotter than the others, raise the
+ * threshold by one, at most once per KMMSCAND_HEAT_TIGHTEN_MS, so that
+ * what the node takes are the hotter folios; if none was, there is no
+ * choice to make yet.  KMMSCAND_ROOM_WANTED_MS without a refusal, or since
+ * the last change, lowers it by one.
  */
 static void kmmscand_adapt_threshold(struct kmmscand_node *n,
-				     unsigned long now, bool refused)
+				     unsigned long now, bool refused,
+				     bool hotter)
 {
 	unsigned int threshold = kmmscand_node_threshold(n);
 	unsigned long quiet_since;
 
 	if (refused) {
 		n->last_refused = now;
-		if (threshold < KMMSCAND_HEAT_MAX &&
+		if (hotter && threshold < KMMSCAND_HEAT_MAX &&
 		    time_after_eq(now, n->threshold_changed +
 				  msecs_to_jiffies(KMMSCAND_HEAT_TIGHTEN_MS))) {
 			n->threshold = threshold + 1;
@@ -2069,7 +2078,8 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
 	kmmscand_release_batch(ctl, from, result, nid);
-	kmmscand_adapt_threshold(&kmmscand_nodes[nid], jiffies, true);
+	kmmscand_adapt_threshold(&kmmscand_nodes[nid], jiffies, true,
+				 ctl->hotter);
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
 		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
 		kmmscand_note_rate_limited(ctl, nid);
@@ -2105,7 +2115,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 			continue;
 		n = &kmmscand_nodes[order[i]];
 		if (kmmscand_node_open(n, jiffies, &until, &reason)) {
-			kmmscand_adapt_threshold(n, jiffies, false);
+			kmmscand_adapt_threshold(n, jiffies, false, false);
 			ctl->threshold = kmmscand_node_threshold(n);
 			return false;
 		}
@@ -2302,6 +2312,8 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	if (!folio_try_get(folio))
 		return;
 
+	if (r->heat && h > ctl->threshold)
+		ctl->hotter = true;
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
 	b->entry[b->nr].addr = addr;
@@ -2849,6 +2861,7 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->no_room = 0;
 	ctl->threshold = 1;
 	ctl->not_hot = 0;
+	ctl->hotter = false;
 	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
 	kmmscand_slow_nodes(&ctl->slow);

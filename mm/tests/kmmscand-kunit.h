@@ -805,7 +805,10 @@ static void kmmscand_test_heat_pingpong(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, kmmscand_heat_hot(&heat, i, h, 3));
 }
 
-/* Refusals raise a node's threshold, paced; quiet lowers it again */
+/*
+ * Refusals raise a node's threshold, paced, while some candidates are
+ * hotter than it; quiet lowers it again
+ */
 static void kmmscand_test_threshold_adapts(struct kunit *test)
 {
 	unsigned long tighten = msecs_to_jiffies(KMMSCAND_HEAT_TIGHTEN_MS);
@@ -814,33 +817,43 @@ static void kmmscand_test_threshold_adapts(struct kunit *test)
 	struct kmmscand_node n = { };
 
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
-	kmmscand_adapt_threshold(&n, now, true);
+	/* All candidates as hot as the threshold: no choice to make */
+	kmmscand_adapt_threshold(&n, now, true, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
+	kmmscand_adapt_threshold(&n, now + 1, true, true);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
 	/* A second refusal right after does not raise it again */
-	kmmscand_adapt_threshold(&n, now + 1, true);
+	kmmscand_adapt_threshold(&n, now + 2, true, true);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
-	now += tighten;
-	kmmscand_adapt_threshold(&n, now, true);
+	now += 1 + tighten;
+	kmmscand_adapt_threshold(&n, now, true, true);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
 			(unsigned int)KMMSCAND_HEAT_MAX);
-	kmmscand_adapt_threshold(&n, now + tighten, true);
+	kmmscand_adapt_threshold(&n, now + tighten, true, true);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
 			(unsigned int)KMMSCAND_HEAT_MAX);
 	now += tighten;
 
 	/* No refusal for less than the quiet time: unchanged */
-	kmmscand_adapt_threshold(&n, now + relax - 1, false);
+	kmmscand_adapt_threshold(&n, now + relax - 1, false, false);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
 			(unsigned int)KMMSCAND_HEAT_MAX);
-	now += relax;
-	kmmscand_adapt_threshold(&n, now, false);
+	/* A refusal with no choice to make still restarts the quiet time */
+	kmmscand_adapt_threshold(&n, now + relax - 1, true, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	now += 2 * relax - 1;
+	kmmscand_adapt_threshold(&n, now - 1, false, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n),
+			(unsigned int)KMMSCAND_HEAT_MAX);
+	kmmscand_adapt_threshold(&n, now, false, false);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
 	/* One step per quiet time */
-	kmmscand_adapt_threshold(&n, now + 1, false);
+	kmmscand_adapt_threshold(&n, now + 1, false, false);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
-	kmmscand_adapt_threshold(&n, now + relax, false);
+	kmmscand_adapt_threshold(&n, now + relax, false, false);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
-	kmmscand_adapt_threshold(&n, now + 2 * relax, false);
+	kmmscand_adapt_threshold(&n, now + 2 * relax, false, false);
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
 }
 
