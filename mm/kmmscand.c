@@ -16,9 +16,10 @@
  *
  * Every mm with a user address space is tracked in an &struct mm_slot from
  * exec() or fork() until its last user goes away, like khugepaged and KSM
- * do.  The "kmmscand" thread wakes every scan_sleep_ms, visits up to
- * mms_to_scan of those slots and scans the ones whose scan period has
- * elapsed.  A scan walks the page tables of the mm under mmap_read_trylock()
+ * do.  The slots are queued by when the next scan of each mm is due (see
+ * "kmmscand scheduling"); the "kmmscand" thread sleeps until the first is
+ * due, then scans the due ones, up to mms_to_scan per pass, each a step of
+ * at most its share of pages_to_scan at a time.  A scan walks the page tables of the mm under mmap_read_trylock()
  * with walk_page_range(), starting where the previous scan stopped and
  * covering at most scan_size bytes of address space.  VMAs whose folios
  * cannot or must not move are skipped whole (see kmmscand_vma_skip()).
@@ -279,6 +280,7 @@
 #include <linux/mmu_notifier.h>
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
+#include <linux/rbtree.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
@@ -329,18 +331,33 @@
 /*
  * Knob defaults.
  *
- * KMMSCAND_SCAN_SLEEP_MS: the thread wakes 50 times a second, often enough
- * to start scans within 5% of the shortest default period (400 ms), and a
- * wake-up that finds no mm due costs a list walk.
+ * KMMSCAND_SCAN_SLEEP_MS: the shortest sleep between two passes, so that
+ * the thread rests at least 20 ms between them however many mms are due:
+ * scans then start within 5% of the shortest default period (400 ms).
  */
 #define KMMSCAND_SCAN_SLEEP_MS		20
 
 /*
- * KMMSCAND_MMS_TO_SCAN: slots visited per wake-up.  Above the process count
- * of most machines, so that one wake-up sees every mm that is due, yet
+ * KMMSCAND_MMS_TO_SCAN: due mms scanned per pass at most.  Above the process
+ * count of most machines, so that one pass scans every mm that is due, yet
  * bounded so that the thread still sleeps regularly with very many mms.
  */
 #define KMMSCAND_MMS_TO_SCAN		4096
+
+/*
+ * KMMSCAND_PAGES_TO_SCAN: the base pages of address space that one pass
+ * walks at most, shared among the mms due (see "kmmscand scheduling").
+ * 256 MiB with 4 KiB pages: a scan of the default size (4 GiB) of one mm
+ * alone takes 16 passes, 320 ms at the default sleep, which is less than
+ * the shortest default period (400 ms), so one busy mm is scanned as
+ * often as its period says; and a pass ends after a bounded walk however
+ * large the mms that are due.
+ *
+ * KMMSCAND_STEP_MIN_PAGES: the least share of a pass that a due mm gets,
+ * one PTE table, so that each makes progress however many are due.
+ */
+#define KMMSCAND_PAGES_TO_SCAN		(SZ_256M >> PAGE_SHIFT)
+#define KMMSCAND_STEP_MIN_PAGES		PTRS_PER_PTE
 
 /*
  * KMMSCAND_MM_SCAN_PERIOD_MS: the period a new mm starts with, from which
@@ -419,6 +436,9 @@
 
 /* KMMSCAND_SLEEP_FLOOR_MS: a zero sleep would make the thread busy-loop */
 #define KMMSCAND_SLEEP_FLOOR_MS		1
+
+/* KMMSCAND_PAGES_LIMIT: a pass as large as the largest address space */
+#define KMMSCAND_PAGES_LIMIT		(TASK_SIZE_MAX >> PAGE_SHIFT)
 
 /* KMMSCAND_MMS_LIMIT: there cannot be more mms than pids */
 #define KMMSCAND_MMS_LIMIT		PID_MAX_LIMIT
@@ -706,7 +726,9 @@ struct kmmscand_region {
 
 /**
  * struct kmmscand_mm_slot - kmmscand's view of one mm
- * @slot: hash and list linkage, and the mm (which the slot mmgrab()s)
+ * @slot: hash linkage and the mm (which the slot mmgrab()s)
+ * @due: node in the queue of slots by @next_scan, while the thread does
+ *	not hold the slot (see "kmmscand scheduling")
  * @address: where the scan in progress, or the next one, resumes
  * @next_scan: jiffies at which the next scan may start
  * @scan_left: bytes of address space the scan in progress may still cover;
@@ -719,8 +741,6 @@ struct kmmscand_region {
  * @eligible: the scan in progress walked a VMA that it may promote from
  * @begun: a scan of the mm began, or was passed over as idle; until then,
  *	@next_scan is the end of its first delay (scan_delay_ms)
- * @knob_gen: the value of kmmscand_knob_gen that @next_scan was last
- *	checked against, see kmmscand_recheck_wait()
  * @state: the adaptive period and size
  * @owner: the thread group the mm was made for (see kmmscand_get_owner())
  * @runtime: the runtime of its threads at the last kmmscand_owner_ran()
@@ -732,6 +752,7 @@ struct kmmscand_region {
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
+	struct rb_node due;
 	unsigned long address;
 	unsigned long next_scan;
 	unsigned long scan_left;
@@ -740,7 +761,6 @@ struct kmmscand_mm_slot {
 	unsigned long primed;
 	bool eligible;
 	bool begun;
-	unsigned int knob_gen;
 	struct kmmscand_scan_state state;
 	struct pid *owner;
 	u64 runtime;
@@ -789,6 +809,7 @@ struct kmmscand_batch {
  * @ms: its slot
  * @batch: where candidates go
  * @last_folio: the folio queued last, to queue a PTE-mapped large folio once
+ * @step_left: bytes of address space the scan step may still cover
  * @next_addr: where a walk that stopped early resumes
  * @scanned: base pages examined
  * @accessed: accessed slow-tier base pages found
@@ -823,6 +844,7 @@ struct kmmscand_walk_ctl {
 	struct kmmscand_mm_slot *ms;
 	struct kmmscand_batch *batch;
 	struct folio *last_folio;
+	unsigned long step_left;
 	unsigned long next_addr;
 	unsigned long scanned;
 	unsigned long accessed;
@@ -854,6 +876,8 @@ struct kmmscand_walk_ctl {
 static bool kmmscand_scan_enabled __read_mostly = true;
 static unsigned long kmmscand_scan_sleep_ms __read_mostly = KMMSCAND_SCAN_SLEEP_MS;
 static unsigned long kmmscand_mms_to_scan __read_mostly = KMMSCAND_MMS_TO_SCAN;
+static unsigned long kmmscand_pages_to_scan __read_mostly =
+	KMMSCAND_PAGES_TO_SCAN;
 static unsigned long kmmscand_scan_delay_ms __read_mostly =
 	KMMSCAND_SCAN_DELAY_MS;
 static int kmmscand_target_node __read_mostly = NUMA_NO_NODE;
@@ -882,23 +906,28 @@ static DEFINE_SEQLOCK(kmmscand_tuning_lock);
 /*
  * Bumped by every knob write, so that the thread stops waiting for what
  * the old values had it wait for: its own sleep (kmmscand_kick()) and the
- * next scan of each mm (kmmscand_recheck_wait()).
+ * next scan of each mm (kmmscand_recheck_waits()).
  */
 static unsigned int kmmscand_knob_gen;
 static struct task_struct *kmmscand_thread;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
-/* Set by kmmscand_kick() to end the thread's sleep */
+/* Set to end the thread's sleep: by a knob write, or an mm due earlier */
 static bool kmmscand_kicked;
 
-/* The tracked mms and the scan cursor, under kmmscand_mm_lock */
+/*
+ * The tracked mms, under kmmscand_mm_lock: @due queues the slots by when
+ * they are due, but for @mm_slot, which the thread holds while it scans
+ * it; @sleep_until is when the thread, asleep, wakes up next.
+ */
 static DEFINE_SPINLOCK(kmmscand_mm_lock);
 static DEFINE_HASHTABLE(kmmscand_slots_hash, KMMSCAND_SLOTS_HASH_BITS);
 static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
 static struct {
-	struct list_head mm_head;
+	struct rb_root_cached due;
 	struct kmmscand_mm_slot *mm_slot;
+	unsigned long sleep_until;
 } kmmscand_scan = {
-	.mm_head = LIST_HEAD_INIT(kmmscand_scan.mm_head),
+	.due = RB_ROOT_CACHED,
 };
 
 /* Used by the kmmscand thread only; there is at most one at a time */
@@ -1430,6 +1459,95 @@ static bool kmmscand_should_stop(void)
 	       !READ_ONCE(kmmscand_scan_enabled);
 }
 
+/**
+ * DOC: kmmscand scheduling
+ *
+ * The slots of the tracked mms are queued in an rbtree ordered by the time
+ * at which the next scan of each is due (&kmmscand_mm_slot.next_scan).  A
+ * pass takes due slots from the front of the queue one at a time, scans
+ * each and puts it back at its new due time; it ends when the slots that
+ * were due when it began have been visited, or mms_to_scan of them, or
+ * when it has walked pages_to_scan pages of address space.  Each due mm
+ * gets an equal share of pages_to_scan, at least one PTE table
+ * (kmmscand_step_share()): a scan that needs more is put off where it
+ * stopped, and the mm is queued as due from then on, behind the mms that
+ * were due before it, so a large or busy mm cannot hold back the others.
+ * A region passed over as cold costs what one page does.  The thread
+ * then sleeps until the first slot is due, and at least scan_sleep_ms.  A wake-up and a pass
+ * thus cost in proportion to the mms that are due, whatever the number of
+ * mms tracked, and an mm costs nothing between its scans: one lock round
+ * trip and two O(log n) queue operations per scan.
+ *
+ * Every wait of an mm is its due time: its scan period, the delay before
+ * its first scan, a node it can only promote to backing off or out of
+ * rate, an idle mm passed over.  A new mm due before the thread wakes up
+ * wakes it (__kmmscand_enter()).  A knob write that shortens the waits re-queues every slot by
+ * its new due time (kmmscand_recheck_waits()), in O(n log n) under
+ * kmmscand_mm_lock, once per write.
+ */
+
+static bool kmmscand_due_less(struct rb_node *a, const struct rb_node *b)
+{
+	return time_before(rb_entry(a, struct kmmscand_mm_slot, due)->next_scan,
+			   rb_entry(b, struct kmmscand_mm_slot, due)->next_scan);
+}
+
+/*
+ * Queue @ms by its due time, after those due at the same time.  Return
+ * true if it is first in the queue.
+ */
+static bool kmmscand_queue(struct rb_root_cached *due,
+			   struct kmmscand_mm_slot *ms)
+{
+	return rb_add_cached(&ms->due, due, kmmscand_due_less);
+}
+
+static void kmmscand_unqueue(struct rb_root_cached *due,
+			     struct kmmscand_mm_slot *ms)
+{
+	rb_erase_cached(&ms->due, due);
+	RB_CLEAR_NODE(&ms->due);
+}
+
+/* Take the first slot of the queue out of it if it is due at @now */
+static struct kmmscand_mm_slot *kmmscand_first_due(struct rb_root_cached *due,
+						   unsigned long now)
+{
+	struct rb_node *first = rb_first_cached(due);
+	struct kmmscand_mm_slot *ms;
+
+	if (!first)
+		return NULL;
+	ms = rb_entry(first, struct kmmscand_mm_slot, due);
+	if (time_after(ms->next_scan, now))
+		return NULL;
+	kmmscand_unqueue(due, ms);
+	return ms;
+}
+
+/* How many slots of the queue are due at @now, counting up to @max */
+static unsigned long kmmscand_count_due(struct rb_root_cached *due,
+					unsigned long now, unsigned long max)
+{
+	struct rb_node *node = rb_first_cached(due);
+	unsigned long nr = 0;
+
+	while (node && nr < max &&
+	       !time_after(rb_entry(node, struct kmmscand_mm_slot,
+				    due)->next_scan, now)) {
+		nr++;
+		node = rb_next(node);
+	}
+	return nr;
+}
+
+/* The pages a step of each of @nr_due mms may walk in a pass of @pages */
+static unsigned long kmmscand_step_share(unsigned long pages,
+					 unsigned long nr_due)
+{
+	return max(pages / max(nr_due, 1UL), KMMSCAND_STEP_MIN_PAGES);
+}
+
 /* mm tracking */
 
 void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
@@ -1437,6 +1555,7 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 	struct kmmscand_mm_slot *ms;
 	struct kmmscand_tuning t;
 	struct mm_slot *slot;
+	bool wake;
 
 	if (test_and_set_bit(MMF_VM_KMMSCAND, &mm->flags))
 		return;
@@ -1461,8 +1580,14 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 	mmgrab(mm);
 	spin_lock(&kmmscand_mm_lock);
 	mm_slot_insert(kmmscand_slots_hash, mm, slot);
-	list_add_tail(&slot->mm_node, &kmmscand_scan.mm_head);
+	/* Due before the thread wakes up: wake it, to sleep less */
+	wake = kmmscand_queue(&kmmscand_scan.due, ms) &&
+	       time_before(ms->next_scan, kmmscand_scan.sleep_until);
+	if (wake)
+		WRITE_ONCE(kmmscand_kicked, true);
 	spin_unlock(&kmmscand_mm_lock);
+	if (wake)
+		wake_up_interruptible(&kmmscand_wait);
 }
 
 static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
@@ -1486,8 +1611,8 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 
 /*
  * Called from __mmput(), once mm_users is zero.  The thread cannot be
- * walking the mm: it holds a user reference while it does.  The slot under
- * the cursor is the thread's to free, see kmmscand_unlink_if_exited().
+ * walking the mm: it holds a user reference while it does.  The slot that
+ * the thread holds is the thread's to free, see kmmscand_put_back().
  */
 void __kmmscand_exit(struct mm_struct *mm)
 {
@@ -1502,7 +1627,7 @@ void __kmmscand_exit(struct mm_struct *mm)
 			ms = NULL;
 		} else {
 			hash_del(&slot->hash);
-			list_del(&slot->mm_node);
+			kmmscand_unqueue(&kmmscand_scan.due, ms);
 		}
 	}
 	spin_unlock(&kmmscand_mm_lock);
@@ -1513,75 +1638,37 @@ void __kmmscand_exit(struct mm_struct *mm)
 	}
 }
 
-static struct kmmscand_mm_slot *kmmscand_unlink_if_exited(struct kmmscand_mm_slot *ms)
-{
-	lockdep_assert_held(&kmmscand_mm_lock);
-
-	if (atomic_read(&ms->slot.mm->mm_users))
-		return NULL;
-	hash_del(&ms->slot.hash);
-	list_del(&ms->slot.mm_node);
-	return ms;
-}
-
-/* The slot to scan next, which the thread owns from now on */
-static struct kmmscand_mm_slot *kmmscand_cursor(void)
+/* The first slot due, if any, which the thread holds from now on */
+static struct kmmscand_mm_slot *kmmscand_take_due(void)
 {
 	struct kmmscand_mm_slot *ms;
-	struct mm_slot *slot;
 
 	spin_lock(&kmmscand_mm_lock);
-	if (!kmmscand_scan.mm_slot && !list_empty(&kmmscand_scan.mm_head)) {
-		slot = list_first_entry(&kmmscand_scan.mm_head, struct mm_slot,
-					mm_node);
-		kmmscand_scan.mm_slot = mm_slot_entry(slot,
-						      struct kmmscand_mm_slot,
-						      slot);
-	}
-	ms = kmmscand_scan.mm_slot;
+	ms = kmmscand_first_due(&kmmscand_scan.due, jiffies);
+	kmmscand_scan.mm_slot = ms;
 	spin_unlock(&kmmscand_mm_lock);
 	return ms;
 }
 
 /*
- * Move the cursor past @ms and free @ms if its mm has exited.  Return true
- * when the cursor went past the end of the list.
+ * The thread is done with @ms: queue it again by its due time, or free it
+ * if its mm exited meanwhile.
  */
-static bool kmmscand_advance(struct kmmscand_mm_slot *ms)
+static void kmmscand_put_back(struct kmmscand_mm_slot *ms)
 {
-	struct kmmscand_mm_slot *dead;
-	struct mm_slot *slot = &ms->slot;
-	bool wrapped;
+	bool exited;
 
 	spin_lock(&kmmscand_mm_lock);
-	wrapped = list_is_last(&slot->mm_node, &kmmscand_scan.mm_head);
-	if (wrapped)
-		kmmscand_scan.mm_slot = NULL;
+	exited = !atomic_read(&ms->slot.mm->mm_users);
+	if (exited)
+		hash_del(&ms->slot.hash);
 	else
-		kmmscand_scan.mm_slot = mm_slot_entry(list_next_entry(slot, mm_node),
-						      struct kmmscand_mm_slot,
-						      slot);
-	dead = kmmscand_unlink_if_exited(ms);
-	spin_unlock(&kmmscand_mm_lock);
-
-	if (dead)
-		kmmscand_free_slot(dead);
-	return wrapped;
-}
-
-/* When the thread stops, nobody may be left owning the cursor slot */
-static void kmmscand_drop_cursor(void)
-{
-	struct kmmscand_mm_slot *dead = NULL;
-
-	spin_lock(&kmmscand_mm_lock);
-	if (kmmscand_scan.mm_slot)
-		dead = kmmscand_unlink_if_exited(kmmscand_scan.mm_slot);
+		kmmscand_queue(&kmmscand_scan.due, ms);
 	kmmscand_scan.mm_slot = NULL;
 	spin_unlock(&kmmscand_mm_lock);
 
-	if (dead)
-		kmmscand_free_slot(dead);
+	if (exited)
+		kmmscand_free_slot(ms);
 }
 
 /* Where the owner of the mm runs and what it may use */
@@ -2769,19 +2856,22 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 }
 
 /*
- * Walk VMAs from the cursor on until the budget of the scan is spent or the
- * address space ends.  Skipped VMAs cost no budget.  Return true when the
- * scan is complete, false when it was put off.
+ * Walk VMAs from the cursor on until the budget of the scan or of the step
+ * is spent or the address space ends.  Skipped VMAs cost no budget; a
+ * region passed over costs the step one page.  Return true when the scan
+ * is complete, false when it was put off.
  */
 static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			     struct kmmscand_walk_ctl *ctl)
 {
 	struct mm_struct *mm = ms->slot.mm;
 	struct vm_area_struct *vma;
-	unsigned long start, end;
+	unsigned long start, end, walked;
 	int ret;
 
 	while (ms->scan_left) {
+		if (!ctl->step_left)
+			return false;
 		vma = find_vma(mm, ms->address);
 		if (!vma) {
 			kmmscand_leave_region(&ms->region);
@@ -2790,7 +2880,8 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		}
 
 		start = max(ms->address, vma->vm_start);
-		end = start + min(vma->vm_end - start, ms->scan_left);
+		end = start + min3(vma->vm_end - start, ms->scan_left,
+				   ctl->step_left);
 		ctl->vma_skipped = false;
 		ctl->policy_open = !kmmscand_vma_shared_policy(vma) ||
 				   kmmscand_policy_allows(vma, vma->vm_start,
@@ -2807,8 +2898,11 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		if (ctl->policy_open)
 			ms->eligible = true;
 
-		/* What was passed over costs no budget */
-		ms->scan_left -= ctl->next_addr - start - ctl->skipped;
+		/* What was passed over costs no budget of the scan */
+		walked = ctl->next_addr - start - ctl->skipped;
+		ms->scan_left -= walked;
+		walked += (ctl->skipped >> PMD_SHIFT) << PAGE_SHIFT;
+		ctl->step_left -= min(walked, ctl->step_left);
 		ms->address = ctl->next_addr;
 		if (ret == KMMSCAND_WALK_FULL) {
 			kmmscand_promote_batch(ctl);
@@ -2952,42 +3046,24 @@ static void kmmscand_flush_tlb(struct kmmscand_walk_ctl *ctl)
 }
 
 /*
- * A knob changed since @ms last looked: a wait that the new values make
- * shorter ends no later than they say, from now.  Before the first scan
- * that is scan_delay_ms, after it the longest scan period.  A wait for a
- * node to take promotions again may be cut short too, and is then taken
- * up again by kmmscand_targets_closed().
+ * Scan @ms for a step of at most @pages pages of address space.  Return
+ * the pages that the step used.
  */
-static void kmmscand_recheck_wait(struct kmmscand_mm_slot *ms)
-{
-	unsigned int gen = READ_ONCE(kmmscand_knob_gen);
-	struct kmmscand_tuning t;
-	unsigned long latest;
-
-	if (likely(ms->knob_gen == gen))
-		return;
-	ms->knob_gen = gen;
-	kmmscand_read_tuning(&t);
-	latest = jiffies + msecs_to_jiffies(ms->begun ? t.period_ms.max :
-					    READ_ONCE(kmmscand_scan_delay_ms));
-	if (time_after(ms->next_scan, latest))
-		ms->next_scan = latest;
-}
-
-static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
+static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
+				      unsigned long pages)
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
 	bool done;
 
-	kmmscand_recheck_wait(ms);
-	if (time_before(jiffies, ms->next_scan) || kmmscand_skip_idle(ms))
-		return;
+	if (kmmscand_skip_idle(ms))
+		return 0;
 	/* From here on the mm cannot go through exit_mmap() under us */
 	if (!mmget_not_zero(mm))
-		return;
+		return 0;
 
 	kmmscand_init_ctl(ctl, ms);
+	ctl->step_left = pages << PAGE_SHIFT;
 	if (kmmscand_targets_closed(ctl)) {
 		ms->next_scan = ctl->resume_at;
 		trace_kmmscand_skip_range(mm, ms->address,
@@ -3020,29 +3096,109 @@ static void kmmscand_scan_mm(struct kmmscand_mm_slot *ms)
 		kmmscand_end_scan(ms);
 	else if (ctl->stopped)
 		ms->next_scan = ctl->resume_at;
+	else if (!ctl->step_left)
+		ms->next_scan = jiffies;
 	if (ctl->off_lru)
 		kmmscand_drain_lru();
 out:
 	/* Leave the teardown of an mm that exited meanwhile to a worker */
 	mmput_async(mm);
+	return pages - (ctl->step_left >> PAGE_SHIFT);
 }
 
 /* The thread */
 
 static void kmmscand_do_pass(void)
 {
-	unsigned long budget = READ_ONCE(kmmscand_mms_to_scan);
+	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
+	unsigned long nr_due, share;
 	struct kmmscand_mm_slot *ms;
-	bool wrapped = false;
 
-	while (budget-- && !wrapped && !kmmscand_should_stop()) {
-		ms = kmmscand_cursor();
+	spin_lock(&kmmscand_mm_lock);
+	nr_due = kmmscand_count_due(&kmmscand_scan.due, jiffies,
+				    READ_ONCE(kmmscand_mms_to_scan));
+	spin_unlock(&kmmscand_mm_lock);
+	share = kmmscand_step_share(pages, nr_due);
+
+	/*
+	 * A slot put back as due is queued behind those that were due when
+	 * the pass began, so that each of them is visited once.
+	 */
+	while (nr_due-- && pages && !kmmscand_should_stop()) {
+		ms = kmmscand_take_due();
 		if (!ms)
 			break;
-		kmmscand_scan_mm(ms);
-		wrapped = kmmscand_advance(ms);
+		pages -= kmmscand_scan_mm(ms, min(share, pages));
+		kmmscand_put_back(ms);
 		cond_resched();
 	}
+}
+
+/*
+ * A knob changed since the last pass: a wait that the new values make
+ * shorter ends no later than they say, from now.  Before the first scan of
+ * an mm that is scan_delay_ms, after it the longest scan period.  A wait
+ * for a node to take promotions again may be cut short too, and is then
+ * taken up again by kmmscand_targets_closed().  The queue is built anew,
+ * since the new due times need not keep the old order.
+ */
+static void kmmscand_recheck_waits(void)
+{
+	static unsigned int checked_gen;
+	unsigned int gen = READ_ONCE(kmmscand_knob_gen);
+	unsigned long now = jiffies, delay, period;
+	struct kmmscand_mm_slot *ms;
+	struct rb_root_cached old;
+	struct kmmscand_tuning t;
+	struct rb_node *node;
+
+	if (likely(gen == checked_gen))
+		return;
+	checked_gen = gen;
+	kmmscand_read_tuning(&t);
+	delay = now + msecs_to_jiffies(READ_ONCE(kmmscand_scan_delay_ms));
+	period = now + msecs_to_jiffies(t.period_ms.max);
+
+	spin_lock(&kmmscand_mm_lock);
+	old = kmmscand_scan.due;
+	kmmscand_scan.due = RB_ROOT_CACHED;
+	while ((node = rb_first_cached(&old))) {
+		ms = rb_entry(node, struct kmmscand_mm_slot, due);
+		kmmscand_unqueue(&old, ms);
+		if (time_after(ms->next_scan, ms->begun ? period : delay))
+			ms->next_scan = ms->begun ? period : delay;
+		kmmscand_queue(&kmmscand_scan.due, ms);
+	}
+	spin_unlock(&kmmscand_mm_lock);
+}
+
+/*
+ * How long to sleep after a pass: until the first slot is due, and at
+ * least scan_sleep_ms.  With nothing to promote from, once per longest
+ * period, in case memory gets hot-added.  The wake-up time is noted for
+ * __kmmscand_enter(), which wakes the thread for a new mm due before it.
+ */
+static unsigned long kmmscand_sleep_time(bool can_promote)
+{
+	unsigned long now = jiffies, timeout, first_due;
+	struct rb_node *first;
+
+	spin_lock(&kmmscand_mm_lock);
+	first = rb_first_cached(&kmmscand_scan.due);
+	if (!can_promote) {
+		timeout = msecs_to_jiffies(KMMSCAND_SCAN_PERIOD_MAX_MS);
+	} else if (!first) {
+		timeout = MAX_SCHEDULE_TIMEOUT;
+	} else {
+		first_due = rb_entry(first, struct kmmscand_mm_slot,
+				     due)->next_scan;
+		timeout = time_after(first_due, now) ? first_due - now : 0;
+		timeout = max(timeout,
+			      msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms)));
+	}
+	kmmscand_scan.sleep_until = now + min(timeout, MAX_JIFFY_OFFSET);
+	spin_unlock(&kmmscand_mm_lock);
+	return timeout;
 }
 
 /*
@@ -3060,19 +3216,13 @@ static int kmmscand(void *unused)
 	set_freezable();
 
 	while (!kthread_should_stop()) {
-		/* A knob written from now on ends the coming sleep at once */
+		/* A kick from now on ends the coming sleep at once */
 		WRITE_ONCE(kmmscand_kicked, false);
+		kmmscand_recheck_waits();
 		kmmscand_slow_nodes(&kmmscand_ctl.slow);
-		if (nodes_empty(kmmscand_ctl.slow)) {
-			/*
-			 * Nothing to promote from.  Look again once per
-			 * longest period, in case memory gets hot-added.
-			 */
-			timeout = msecs_to_jiffies(KMMSCAND_SCAN_PERIOD_MAX_MS);
-		} else {
+		if (!nodes_empty(kmmscand_ctl.slow))
 			kmmscand_do_pass();
-			timeout = msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
-		}
+		timeout = kmmscand_sleep_time(!nodes_empty(kmmscand_ctl.slow));
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kthread_should_stop() ||
 					     READ_ONCE(kmmscand_kicked),
@@ -3080,7 +3230,6 @@ static int kmmscand(void *unused)
 	}
 
 	WARN_ON_ONCE(kmmscand_batch.nr);
-	kmmscand_drop_cursor();
 	return 0;
 }
 
@@ -3274,6 +3423,8 @@ KMMSCAND_ULONG_ATTR(scan_sleep_ms, kmmscand_scan_sleep_ms,
 		    KMMSCAND_SLEEP_FLOOR_MS, KMMSCAND_PERIOD_LIMIT_MS);
 KMMSCAND_ULONG_ATTR(mms_to_scan, kmmscand_mms_to_scan, 1,
 		    KMMSCAND_MMS_LIMIT);
+KMMSCAND_ULONG_ATTR(pages_to_scan, kmmscand_pages_to_scan,
+		    KMMSCAND_STEP_MIN_PAGES, KMMSCAND_PAGES_LIMIT);
 KMMSCAND_ULONG_ATTR(scan_delay_ms, kmmscand_scan_delay_ms, 0,
 		    KMMSCAND_PERIOD_LIMIT_MS);
 KMMSCAND_ULONG_ATTR(smart_scan_max_skips, kmmscand_smart_scan_max_skips, 1,
@@ -3435,6 +3586,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&scan_enabled_attr.attr,
 	&scan_sleep_ms_attr.attr.attr,
 	&mms_to_scan_attr.attr.attr,
+	&pages_to_scan_attr.attr.attr,
 	&scan_delay_ms_attr.attr.attr,
 	&mm_scan_period_ms_attr.attr.attr,
 	&scan_period_min_ms_attr.attr.attr,

@@ -857,6 +857,61 @@ static void kmmscand_test_threshold_adapts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
 }
 
+/* Slots leave the queue in the order they fall due, ties as queued */
+static void kmmscand_test_due_order(struct kunit *test)
+{
+	static const unsigned long at[] = { 30, 10, 20, 10, 50 };
+	static const unsigned int order[] = { 1, 3, 2, 0 };
+	struct rb_root_cached due = RB_ROOT_CACHED;
+	struct kmmscand_mm_slot s[ARRAY_SIZE(at)] = { };
+	struct kmmscand_mm_slot w[2] = { };
+	unsigned long now = 1000;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		s[i].next_scan = now + at[i];
+		/* First in the queue: the first slot and the one due at 10 */
+		KUNIT_EXPECT_EQ(test, kmmscand_queue(&due, &s[i]), i < 2);
+	}
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, now + 9), NULL);
+	KUNIT_EXPECT_EQ(test, kmmscand_count_due(&due, now + 20, 10), 3UL);
+	KUNIT_EXPECT_EQ(test, kmmscand_count_due(&due, now + 20, 2), 2UL);
+	for (i = 0; i < ARRAY_SIZE(order); i++) {
+		KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, now + 30),
+				    &s[order[i]]);
+		KUNIT_EXPECT_TRUE(test, RB_EMPTY_NODE(&s[order[i]].due));
+	}
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, now + 30), NULL);
+	/* Put back as due now, it goes behind those due before */
+	s[1].next_scan = now + 50;
+	kmmscand_queue(&due, &s[1]);
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, now + 50), &s[4]);
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, now + 50), &s[1]);
+	KUNIT_EXPECT_EQ(test, kmmscand_count_due(&due, ULONG_MAX / 2, 10), 0UL);
+
+	/* Due times compare across a jiffies wrap */
+	w[0].next_scan = 5;
+	w[1].next_scan = ULONG_MAX - 5;
+	kmmscand_queue(&due, &w[0]);
+	KUNIT_EXPECT_TRUE(test, kmmscand_queue(&due, &w[1]));
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, 5), &w[1]);
+	KUNIT_EXPECT_PTR_EQ(test, kmmscand_first_due(&due, 5), &w[0]);
+}
+
+/* A pass is split evenly among the due mms, at least a PTE table each */
+static void kmmscand_test_step_share(struct kunit *test)
+{
+	unsigned long pages = KMMSCAND_PAGES_TO_SCAN;
+
+	KUNIT_EXPECT_EQ(test, kmmscand_step_share(pages, 0), pages);
+	KUNIT_EXPECT_EQ(test, kmmscand_step_share(pages, 1), pages);
+	KUNIT_EXPECT_EQ(test, kmmscand_step_share(pages, 4), pages / 4);
+	KUNIT_EXPECT_EQ(test, kmmscand_step_share(pages, 1UL << 20),
+			(unsigned long)KMMSCAND_STEP_MIN_PAGES);
+	KUNIT_EXPECT_EQ(test, kmmscand_step_share(KMMSCAND_STEP_MIN_PAGES, 3),
+			(unsigned long)KMMSCAND_STEP_MIN_PAGES);
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -886,6 +941,8 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_heat),
 	KUNIT_CASE(kmmscand_test_heat_pingpong),
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
+	KUNIT_CASE(kmmscand_test_due_order),
+	KUNIT_CASE(kmmscand_test_step_share),
 	{}
 };
 

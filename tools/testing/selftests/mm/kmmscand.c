@@ -353,6 +353,7 @@ enum knob {
 	SCAN_ENABLED,
 	SCAN_SLEEP_MS,
 	MMS_TO_SCAN,
+	PAGES_TO_SCAN,
 	SCAN_DELAY_MS,
 	MM_SCAN_PERIOD_MS,
 	SCAN_PERIOD_MIN_MS,
@@ -373,6 +374,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[SCAN_ENABLED]		= "scan_enabled",
 	[SCAN_SLEEP_MS]		= "scan_sleep_ms",
 	[MMS_TO_SCAN]		= "mms_to_scan",
+	[PAGES_TO_SCAN]		= "pages_to_scan",
 	[SCAN_DELAY_MS]		= "scan_delay_ms",
 	[MM_SCAN_PERIOD_MS]	= "mm_scan_period_ms",
 	[SCAN_PERIOD_MIN_MS]	= "scan_period_min_ms",
@@ -1062,6 +1064,14 @@ TEST_F_TIMEOUT(kmmscand, knobs_reject_bad_input, KNOB_TEST_TIMEOUT_S)
 		expect_accepted_then(_metadata, k,
 				     value > 1 ? value - 1 : value + 1, value);
 	}
+
+	/* pages_to_scan: at least one PTE table's worth (8-byte entries) */
+	ASSERT_EQ(0, knob_read_long(PAGES_TO_SCAN, &value));
+	expect_rejected_long(_metadata, PAGES_TO_SCAN,
+			     getpagesize() / 8 - 1, "less than a PTE table");
+	expect_rejected(_metadata, PAGES_TO_SCAN, "0", "0");
+	expect_accepted_then(_metadata, PAGES_TO_SCAN, getpagesize() / 8,
+			     value);
 
 	/* scan_delay_ms: from 0, a scan at once, up to an hour */
 	ASSERT_EQ(0, knob_read_long(SCAN_DELAY_MS, &value));

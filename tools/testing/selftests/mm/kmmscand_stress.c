@@ -640,6 +640,7 @@ static const struct knob knobs[] = {
 	{ "scan_enabled",	  { "1", "0", "1" },		false },
 	{ "scan_sleep_ms",	  { "1", "5", "20" },		false },
 	{ "mms_to_scan",	  { "1", "16", "4096" },	false },
+	{ "pages_to_scan",	  { "512", "4096", "65536" },	false },
 	{ "mm_scan_period_ms",	  { "10", "200", "2000" },	true },
 	{ "scan_delay_ms",	  { "0", "50", "2000" },	false },
 	{ "scan_period_min_ms",	  { "10", "100", "400" },	true },
