@@ -19,10 +19,11 @@
  * do.  The slots are queued by when the next scan of each mm is due (see
  * "kmmscand scheduling"); the "kmmscand" thread sleeps until the first is
  * due, then scans the due ones, up to mms_to_scan per pass, each a step of
- * at most its share of pages_to_scan at a time.  A scan walks the page tables of the mm under mmap_read_trylock()
- * with walk_page_range(), starting where the previous scan stopped and
- * covering at most scan_size bytes of address space.  VMAs whose folios
- * cannot or must not move are skipped whole (see kmmscand_vma_skip()).
+ * at most its share of pages_to_scan at a time.  A scan walks the page
+ * tables of the mm under mmap_read_trylock() with walk_page_range(),
+ * starting where the previous scan stopped and covering at most scan_size
+ * bytes of address space.  VMAs whose folios cannot or must not move are
+ * skipped whole (see kmmscand_vma_skip()).
  *
  * For each present PTE, and each PMD-mapped THP, whose folio sits on a node
  * that is not top tier, the Accessed bit is tested and cleared with MMU
@@ -739,6 +740,11 @@ struct kmmscand_region {
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
  * @eligible: the scan in progress walked a VMA that it may promote from
+ * @shared_policy: the scan in progress saw a VMA with a shared policy
+ * @parked: the last scan, whole in one step, could walk no VMA, and no
+ *	VMA it saw has a policy that another mm can change
+ * @parked_seq: with @parked, the mm's mm_lock_seq when that scan ended
+ * @parked_mof: with @parked, the owner's task_mof then
  * @begun: a scan of the mm began, or was passed over as idle; until then,
  *	@next_scan is the end of its first delay (scan_delay_ms)
  * @state: the adaptive period and size
@@ -760,6 +766,10 @@ struct kmmscand_mm_slot {
 	unsigned long accessed;
 	unsigned long primed;
 	bool eligible;
+	bool shared_policy;
+	bool parked;
+	bool parked_mof;
+	unsigned int parked_seq;
 	bool begun;
 	struct kmmscand_scan_state state;
 	struct pid *owner;
@@ -2815,6 +2825,7 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->accessed = 0;
 	ms->primed = 0;
 	ms->eligible = false;
+	ms->shared_policy = false;
 	ms->begun = true;
 	trace_kmmscand_scan_start(ms->slot.mm, ms->address, ms->state.period_ms,
 				  ms->state.size_mb);
@@ -2826,9 +2837,8 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
  * how hot the mm is: it does not adapt the period, and the next scan comes
  * after the shortest one.  A process that binds its task policy to a node
  * while it places its memory, then lets it go, has that memory scanned
- * soon after, not a lengthened period later; one that stays bound costs a
- * walk of its VMA tree per shortest period, as NUMA balancing's scan of it
- * does per scan period.
+ * soon after, not a lengthened period later.  One that stays bound, and
+ * has not changed, is passed over at no cost, see kmmscand_mm_unchanged().
  */
 static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 {
@@ -2886,6 +2896,8 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		ctl->policy_open = !kmmscand_vma_shared_policy(vma) ||
 				   kmmscand_policy_allows(vma, vma->vm_start,
 							  ctl->task_mof);
+		if (kmmscand_vma_shared_policy(vma))
+			ms->shared_policy = true;
 		ctl->next_addr = end;
 		ctl->skipped = 0;
 		ret = walk_page_range(mm, start, end, &kmmscand_walk_ops, ctl);
@@ -3046,6 +3058,37 @@ static void kmmscand_flush_tlb(struct kmmscand_walk_ctl *ctl)
 }
 
 /*
+ * The mm_lock_seq of @mm, which every mmap write lock and unlock changes,
+ * so every change of its VMAs or of their policies; to be read with the
+ * mmap_lock held.  Without per-VMA locks there is none: zero.
+ */
+static unsigned int kmmscand_vma_seq(struct mm_struct *mm)
+{
+#ifdef CONFIG_PER_VMA_LOCK
+	return raw_read_seqcount(&mm->mm_lock_seq);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Whether the scan of @ms that is due would find what the last one found:
+ * no VMA it may walk.  That takes the last scan to have covered the mm in
+ * one step under the mmap_lock, none of the VMAs it saw to have a shared
+ * policy (which other mms may change), and since then no change to the
+ * VMAs (mm_lock_seq, so only with per-VMA locks) and none to whether the
+ * owner's task policy lets memory move (@task_mof).  Such an mm, bound to
+ * a node by its task policy for instance, then costs a look at two values
+ * per shortest period instead of a walk of its VMA tree.
+ */
+static bool kmmscand_mm_unchanged(struct kmmscand_mm_slot *ms, bool task_mof)
+{
+	return IS_ENABLED(CONFIG_PER_VMA_LOCK) && ms->parked &&
+	       !ms->scan_left && ms->parked_mof == task_mof &&
+	       kmmscand_vma_seq(ms->slot.mm) == ms->parked_seq;
+}
+
+/*
  * Scan @ms for a step of at most @pages pages of address space.  Return
  * the pages that the step used.
  */
@@ -3054,7 +3097,9 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
-	bool done;
+	struct kmmscand_tuning t;
+	unsigned int seq;
+	bool done, whole;
 
 	if (kmmscand_skip_idle(ms))
 		return 0;
@@ -3064,6 +3109,12 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 
 	kmmscand_init_ctl(ctl, ms);
 	ctl->step_left = pages << PAGE_SHIFT;
+	if (kmmscand_mm_unchanged(ms, ctl->task_mof)) {
+		kmmscand_read_tuning(&t);
+		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.min);
+		count_vm_event(KMMSCAND_MM_UNCHANGED);
+		goto out;
+	}
 	if (kmmscand_targets_closed(ctl)) {
 		ms->next_scan = ctl->resume_at;
 		trace_kmmscand_skip_range(mm, ms->address,
@@ -3078,11 +3129,13 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 		goto out;
 	}
 
-	if (!ms->scan_left)
+	whole = !ms->scan_left;
+	if (whole)
 		kmmscand_begin_scan(ms);
 	done = kmmscand_walk_mm(ms, ctl);
 	kmmscand_promote_batch(ctl);
 	kmmscand_flush_tlb(ctl);
+	seq = kmmscand_vma_seq(mm);
 	mmap_read_unlock(mm);
 
 	ms->scanned += ctl->scanned;
@@ -3092,9 +3145,12 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
 	count_vm_events(KMMSCAND_NOT_HOT, ctl->not_hot);
-	if (done)
+	if (done) {
 		kmmscand_end_scan(ms);
-	else if (ctl->stopped)
+		ms->parked = whole && !ms->eligible && !ms->shared_policy;
+		ms->parked_seq = seq;
+		ms->parked_mof = ctl->task_mof;
+	} else if (ctl->stopped)
 		ms->next_scan = ctl->resume_at;
 	else if (!ctl->step_left)
 		ms->next_scan = jiffies;

@@ -45,6 +45,9 @@
  * shared_subrange_policy:   of shared mappings, the half that another
  *                           process binds to the slow node with MPOL_BIND
  *                           stays, first or second, while the other moves
+ * bound_mm_not_walked:      a running process whose task policy binds all
+ *                           its memory to the slow node has its due scans
+ *                           passed over (kmmscand_mm_unchanged)
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
@@ -260,6 +263,8 @@
 #define SKIP_GROW_TIMEOUT_MS	(60 * 1000)
 /* Idle skips to wait for, and how long skip_idle_mm=0 must stop them. */
 #define IDLE_SKIPS		3
+/* bound_mm_not_walked: scans of the bound process passed over */
+#define UNCHANGED_SKIPS		3
 #define IDLE_OFF_OBSERVE_MS	(3 * 1000)
 
 /* A node number that is not online on the machines these tests run on. */
@@ -416,6 +421,7 @@ enum stat {
 	REGION_SKIPPED,
 	PMD_SKIPPED,
 	MM_IDLE_SKIPPED,
+	MM_UNCHANGED,
 	NR_STATS
 };
 
@@ -430,6 +436,7 @@ static const char * const stat_name[NR_STATS] = {
 	[REGION_SKIPPED]	= "kmmscand_region_skipped",
 	[PMD_SKIPPED]		= "kmmscand_pmd_skipped",
 	[MM_IDLE_SKIPPED]	= "kmmscand_mm_idle_skipped",
+	[MM_UNCHANGED]		= "kmmscand_mm_unchanged",
 };
 
 struct stats {
@@ -1539,6 +1546,56 @@ TEST_F_TIMEOUT(kmmscand, idle_mapping_skipped, PROMOTE_TEST_TIMEOUT_S)
 	usleep(IDLE_OFF_OBSERVE_MS * 1000);
 	ASSERT_EQ(0, tier_vmstat(stat_name[MM_IDLE_SKIPPED], &off_after));
 	EXPECT_EQ(off_before, off_after);
+
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+}
+
+/*
+ * The process of bound_mm_not_walked: bind the task policy to @node, say
+ * so on @fd, and become a shell that keeps running, so that its scans are
+ * due and not passed over as idle.  It exec()s: a child of the test would
+ * keep the harness's shared anonymous mapping, memory with a policy of its
+ * own that another process may change, which is walked at every scan.
+ */
+static void bound_running_child(int node, int fd)
+{
+	unsigned long mask = 1UL << node;
+	char ok = 1;
+
+	if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
+		_exit(CHILD_ALLOC_FAILED);
+	if (write(fd, &ok, 1) != 1)
+		_exit(CHILD_ALLOC_FAILED);
+	execl("/bin/sh", "sh", "-c", "while :; do :; done", (char *)NULL);
+	_exit(CHILD_ALLOC_FAILED);
+}
+
+TEST_F_TIMEOUT(kmmscand, bound_mm_not_walked, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct grow_cond unchanged;
+	int pipefd[2];
+	pid_t pid;
+	char ok;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid)
+		bound_running_child(self->slow, pipefd[1]);
+	ASSERT_EQ(1, read(pipefd[0], &ok, 1)) {
+		TH_LOG("the child could not bind its policy to node %d",
+		       self->slow);
+	}
+	/* After its first scan, which walks nothing, it is not walked again */
+	grow_init(&unchanged, MM_UNCHANGED, UNCHANGED_SKIPS);
+	EXPECT_TRUE(tier_wait(NULL, 0, grew, &unchanged,
+			      SKIP_GROW_TIMEOUT_MS));
+	TH_LOG("kmmscand_mm_unchanged %lu, wanted %lu", unchanged.last,
+	       unchanged.min);
 
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
