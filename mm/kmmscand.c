@@ -3150,10 +3150,11 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 		ms->parked = whole && !ms->eligible && !ms->shared_policy;
 		ms->parked_seq = seq;
 		ms->parked_mof = ctl->task_mof;
-	} else if (ctl->stopped)
+	} else if (ctl->stopped) {
 		ms->next_scan = ctl->resume_at;
-	else if (!ctl->step_left)
+	} else if (!ctl->step_left) {
 		ms->next_scan = jiffies;
+	}
 	if (ctl->off_lru)
 		kmmscand_drain_lru();
 out:
