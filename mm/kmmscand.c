@@ -273,6 +273,7 @@
 #include <linux/hugetlb.h>
 #include <linux/kmmscand.h>
 #include <linux/kthread.h>
+#include <linux/memory.h>
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
 #include <linux/migrate.h>
@@ -281,6 +282,7 @@
 #include <linux/mmu_notifier.h>
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
+#include <linux/pid_namespace.h>
 #include <linux/rbtree.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/mm.h>
@@ -923,6 +925,8 @@ static struct task_struct *kmmscand_thread;
 static DECLARE_WAIT_QUEUE_HEAD(kmmscand_wait);
 /* Set to end the thread's sleep: by a knob write, or an mm due earlier */
 static bool kmmscand_kicked;
+
+DEFINE_STATIC_KEY_FALSE(kmmscand_tiered);
 
 /*
  * The tracked mms, under kmmscand_mm_lock: @due queues the slots by when
@@ -3163,6 +3167,67 @@ out:
 	return pages - (ctl->step_left >> PAGE_SHIFT);
 }
 
+/**
+ * DOC: kmmscand without a slow tier
+ *
+ * On a machine with no memory node below the top tier there is nothing to
+ * promote, and kmmscand costs nothing: the kmmscand_tiered static key is
+ * off, so exec() and fork() track no mm (no allocation, no global lock)
+ * and the thread sleeps until memory is onlined or offlined.  When a node
+ * that is not top tier gets memory (a CXL memory device onlined through
+ * dax/kmem, a hot-added DIMM in a lower tier), a memory hotplug notifier
+ * wakes the thread, which turns the key on and takes up every process
+ * that has an address space, as exec() would have (kmmscand_adopt_all());
+ * processes that exec() or fork() meanwhile are tracked once.  When the
+ * last such node goes, the key is turned off: the mms tracked stay so
+ * until they exit, and are not scanned, since there is nothing to promote
+ * from.
+ */
+
+/* Track the mm of every process that has one, see the DOC above */
+static void kmmscand_adopt_all(void)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+	struct pid *pid;
+	int nr = 1;
+
+	while (!kmmscand_should_stop()) {
+		rcu_read_lock();
+		pid = find_ge_pid(nr, &init_pid_ns);
+		task = pid ? pid_task(pid, PIDTYPE_TGID) : NULL;
+		if (task)
+			get_task_struct(task);
+		rcu_read_unlock();
+		if (!pid)
+			break;
+		nr = pid_nr(pid) + 1;
+		if (!task)
+			continue;
+		/* NULL for kernel threads and exited processes */
+		mm = get_task_mm(task);
+		if (mm) {
+			__kmmscand_enter(mm, task);
+			mmput(mm);
+		}
+		put_task_struct(task);
+		cond_resched();
+	}
+}
+
+/* Turn tracking on when a slow tier appears, off when the last goes */
+static void kmmscand_follow_tiers(bool tiered)
+{
+	if (tiered == static_key_enabled(&kmmscand_tiered))
+		return;
+	if (tiered) {
+		static_branch_enable(&kmmscand_tiered);
+		kmmscand_adopt_all();
+	} else {
+		static_branch_disable(&kmmscand_tiered);
+	}
+}
+
 /* The thread */
 
 static void kmmscand_do_pass(void)
@@ -3231,9 +3296,10 @@ static void kmmscand_recheck_waits(void)
 
 /*
  * How long to sleep after a pass: until the first slot is due, and at
- * least scan_sleep_ms.  With nothing to promote from, once per longest
- * period, in case memory gets hot-added.  The wake-up time is noted for
- * __kmmscand_enter(), which wakes the thread for a new mm due before it.
+ * least scan_sleep_ms.  With nothing to promote from, until memory is
+ * onlined or offlined (kmmscand_memory_callback()).  The wake-up time is
+ * noted for __kmmscand_enter(), which wakes the thread for a new mm due
+ * before it.
  */
 static unsigned long kmmscand_sleep_time(bool can_promote)
 {
@@ -3242,9 +3308,7 @@ static unsigned long kmmscand_sleep_time(bool can_promote)
 
 	spin_lock(&kmmscand_mm_lock);
 	first = rb_first_cached(&kmmscand_scan.due);
-	if (!can_promote) {
-		timeout = msecs_to_jiffies(KMMSCAND_SCAN_PERIOD_MAX_MS);
-	} else if (!first) {
+	if (!can_promote || !first) {
 		timeout = MAX_SCHEDULE_TIMEOUT;
 	} else {
 		first_due = rb_entry(first, struct kmmscand_mm_slot,
@@ -3277,6 +3341,7 @@ static int kmmscand(void *unused)
 		WRITE_ONCE(kmmscand_kicked, false);
 		kmmscand_recheck_waits();
 		kmmscand_slow_nodes(&kmmscand_ctl.slow);
+		kmmscand_follow_tiers(!nodes_empty(kmmscand_ctl.slow));
 		if (!nodes_empty(kmmscand_ctl.slow))
 			kmmscand_do_pass();
 		timeout = kmmscand_sleep_time(!nodes_empty(kmmscand_ctl.slow));
@@ -3697,6 +3762,33 @@ bool kmmscand_wants_room(int nid)
 }
 
 /* kmmscand=on|off on the kernel command line sets scan_enabled */
+/*
+ * Memory onlined or offlined may add the first slow tier or remove the
+ * last: wake the thread to look.  Runs after the memory tiers' own
+ * callback (MEMTIER_HOTPLUG_PRI), which places the node in its tier.
+ */
+static int __meminit kmmscand_memory_callback(struct notifier_block *self,
+					     unsigned long action, void *arg)
+{
+	if (action == MEM_ONLINE || action == MEM_OFFLINE) {
+		WRITE_ONCE(kmmscand_kicked, true);
+		wake_up_interruptible(&kmmscand_wait);
+	}
+	return notifier_from_errno(0);
+}
+
+/*
+ * The memory tiers are known from memory_tier_late_init() on: have the
+ * thread, started at subsys_initcall, look again then.
+ */
+static int __init kmmscand_tiers_known(void)
+{
+	WRITE_ONCE(kmmscand_kicked, true);
+	wake_up_interruptible(&kmmscand_wait);
+	return 0;
+}
+late_initcall_sync(kmmscand_tiers_known);
+
 static int __init kmmscand_setup(char *str)
 {
 	bool enable;
@@ -3721,6 +3813,8 @@ static int __init kmmscand_init(void)
 	err = kmmscand_sysfs_init();
 	if (err)
 		pr_err("cannot create the sysfs knobs: %d\n", err);
+	hotplug_memory_notifier(kmmscand_memory_callback,
+				MEMTIER_HOTPLUG_PRI - 1);
 
 	mutex_lock(&kmmscand_mutex);
 	err = kmmscand_start_stop(kmmscand_scan_enabled);

@@ -8,6 +8,7 @@
 
 #include <linux/mm_types.h>
 #include <linux/sched.h>
+#include <linux/jump_label.h>
 #include <linux/sched/coredump.h> /* MMF_VM_KMMSCAND */
 
 /**
@@ -88,6 +89,9 @@ enum kmmscand_promote_result {
 };
 
 #ifdef CONFIG_KMMSCAND
+/* On while some node with memory is not top tier: there is work to find */
+DECLARE_STATIC_KEY_FALSE(kmmscand_tiered);
+
 void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner);
 void __kmmscand_exit(struct mm_struct *mm);
 
@@ -95,19 +99,22 @@ void __kmmscand_exit(struct mm_struct *mm);
  * Called once the new process @p can no longer fail to be created, and
  * has its pid: its mm is tracked, owned by @p, when its parent's was
  * (every user mm descends from exec).  Threads and CLONE_VM children
- * share their parent's mm, tracked already.
+ * share their parent's mm, tracked already.  Without a slow tier nothing
+ * is tracked: the mms are taken up when one appears.
  */
 static inline void kmmscand_fork(struct task_struct *p,
 				 struct mm_struct *oldmm)
 {
-	if (p->mm && p->mm != oldmm && oldmm &&
+	if (static_branch_unlikely(&kmmscand_tiered) &&
+	    p->mm && p->mm != oldmm && oldmm &&
 	    test_bit(MMF_VM_KMMSCAND, &oldmm->flags))
 		__kmmscand_enter(p->mm, p);
 }
 
 static inline void kmmscand_execve(struct mm_struct *mm)
 {
-	__kmmscand_enter(mm, current);
+	if (static_branch_unlikely(&kmmscand_tiered))
+		__kmmscand_enter(mm, current);
 }
 
 bool kmmscand_wants_room(int nid);
