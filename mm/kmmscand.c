@@ -79,13 +79,14 @@
  * - The page table lock of the PMD or PTE table being walked, for the
  *   Accessed bit test and for pinning the folio.  It is never held across
  *   migration, which takes the LRU and folio locks itself.
- * - kmmscand_mm_lock (a spinlock) protects the slot hash, the slot list and
- *   the scan cursor.
+ * - kmmscand_mm_lock (a spinlock) protects the slot hash, the queue of
+ *   slots by due time and the slot the thread holds.
  *   The thread takes it with no other lock held; nothing sleeps under it.
- *   The slot that the cursor points to belongs to the thread:
+ *   The slot the thread holds, out of the queue, belongs to the thread:
  *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
- *   has no users.  Slot fields other than the list and hash linkage are
- *   only used by the thread.
+ *   has no users.  Of the fields of a slot, the lock covers the hash and
+ *   queue linkage and, while the slot is queued, its due time; the others
+ *   are only used by the thread.
  *
  * Every access to the address space of an mm happens between a successful
  * mmget_not_zero() and the matching mmput_async(), so an exiting mm is
@@ -144,26 +145,25 @@
  * DOC: kmmscand heat
  *
  * While the top tier has room for what is accessed on the slow tier, every
- * accessed folio of a primed region is promoted.  When it does not, or the
- * rate limit lets only part of it through, what is promoted should be the
- * hottest.  So each entry of a region that holds slow-tier memory has a
- * two-bit heat: up by one at each read of the region that finds it
- * accessed, down by one at each that does not (kmmscand_heat_note()).  An
- * accessed entry has its folio queued only if its heat reaches the
- * threshold of the nearest target node (kmmscand_heat_hot()).  The
- * threshold is 1, every accessed folio, until the node refuses candidates
- * for want of room or rate; then, if some of the folios that the scan step
- * queued were hotter than the threshold, it rises by one, at most every
- * KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed at
- * three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
- * without a refusal (kmmscand_adapt_threshold()).  When every candidate is
- * as hot as the threshold, as at the first reads of a region or in a set
- * that is uniformly hot, a higher one would only refuse them all until
- * their next read; the node keeps taking what its room and rate allow.  The odds that a page is
- * found accessed at n reads in a row fall the faster with n the colder it
- * is, so a higher threshold leaves the cold end of what is accessed on the
- * slow tier, in the spirit of the hot threshold that NUMA balancing adapts
- * to its rate limit.
+ * accessed folio of a primed region is promoted.  When it does not, or the rate
+ * limit lets only part of it through, what is promoted should be the hottest.
+ * So each entry of a region that holds slow-tier memory has a two-bit heat: up
+ * by one at each read of the region that finds it accessed, down by one at each
+ * that does not (kmmscand_heat_note()).  An accessed entry has its folio queued
+ * only if its heat reaches the threshold of the nearest target node
+ * (kmmscand_heat_hot()).  The threshold is 1, every accessed folio, until the
+ * node refuses candidates for want of room or rate; then, if some of the folios
+ * that the scan step queued were hotter than the threshold, it rises by one, at
+ * most every KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed
+ * at three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
+ * without a refusal (kmmscand_adapt_threshold()).  When every candidate is as
+ * hot as the threshold, as at the first reads of a region or in a set that is
+ * uniformly hot, a higher one would only refuse them all until their next read;
+ * the node keeps taking what its room and rate allow.  The odds that a page is
+ * found accessed at n reads in a row fall the faster with n the colder it is,
+ * so a higher threshold leaves the cold end of what is accessed on the slow
+ * tier, in the spirit of the hot threshold that NUMA balancing adapts to its
+ * rate limit.
  *
  * A PMD-mapped THP has one Accessed bit, and its heat is that of the first
  * entry of its region; a PTE-mapped large folio is queued when any of its
@@ -280,6 +280,7 @@
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
+#include <linux/oom.h>
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
 #include <linux/pid_namespace.h>
@@ -357,7 +358,8 @@
  * large the mms that are due.
  *
  * KMMSCAND_STEP_MIN_PAGES: the least share of a pass that a due mm gets,
- * one PTE table, so that each makes progress however many are due.
+ * one PTE table, so that each makes progress however many are due.  A
+ * pass smaller than that goes to the first mm due.
  */
 #define KMMSCAND_PAGES_TO_SCAN		(SZ_256M >> PAGE_SHIFT)
 #define KMMSCAND_STEP_MIN_PAGES		PTRS_PER_PTE
@@ -440,8 +442,8 @@
 /* KMMSCAND_SLEEP_FLOOR_MS: a zero sleep would make the thread busy-loop */
 #define KMMSCAND_SLEEP_FLOOR_MS		1
 
-/* KMMSCAND_PAGES_LIMIT: a pass as large as the largest address space */
-#define KMMSCAND_PAGES_LIMIT		(TASK_SIZE_MAX >> PAGE_SHIFT)
+/* KMMSCAND_PAGES_LIMIT: a pass as large as any address space */
+#define KMMSCAND_PAGES_LIMIT		(ULONG_MAX >> PAGE_SHIFT)
 
 /* KMMSCAND_MMS_LIMIT: there cannot be more mms than pids */
 #define KMMSCAND_MMS_LIMIT		PID_MAX_LIMIT
@@ -839,7 +841,7 @@ struct kmmscand_batch {
  * @no_room: base pages of candidates refused for want of room
  * @threshold: the heat an accessed entry needs for its folio to be queued
  * @not_hot: accessed slow-tier base pages below @threshold
- * @hotter: a folio queued by the step was hotter than @threshold
+ * @max_heat: the highest heat of the folios that the step queued
  * @stopped: the target node refused candidates for rate or room; the step
  *	ends and the scan resumes at @resume_at
  * @stop_reason: with @stopped, KMMSCAND_SKIP_RATE_LIMITED or _NODE_FULL
@@ -873,7 +875,7 @@ struct kmmscand_walk_ctl {
 	unsigned long no_room;
 	unsigned int threshold;
 	unsigned long not_hot;
-	bool hotter;
+	unsigned int max_heat;
 	bool stopped;
 	enum kmmscand_skip_reason stop_reason;
 	unsigned long resume_at;
@@ -1476,27 +1478,26 @@ static bool kmmscand_should_stop(void)
 /**
  * DOC: kmmscand scheduling
  *
- * The slots of the tracked mms are queued in an rbtree ordered by the time
- * at which the next scan of each is due (&kmmscand_mm_slot.next_scan).  A
- * pass takes due slots from the front of the queue one at a time, scans
- * each and puts it back at its new due time; it ends when the slots that
- * were due when it began have been visited, or mms_to_scan of them, or
- * when it has walked pages_to_scan pages of address space.  Each due mm
- * gets an equal share of pages_to_scan, at least one PTE table
- * (kmmscand_step_share()): a scan that needs more is put off where it
- * stopped, and the mm is queued as due from then on, behind the mms that
- * were due before it, so a large or busy mm cannot hold back the others.
- * A region passed over as cold costs what one page does.  The thread
- * then sleeps until the first slot is due, and at least scan_sleep_ms.  A wake-up and a pass
- * thus cost in proportion to the mms that are due, whatever the number of
- * mms tracked, and an mm costs nothing between its scans: one lock round
- * trip and two O(log n) queue operations per scan.
+ * The slots of the tracked mms are queued in an rbtree ordered by the time at
+ * which the next scan of each is due (&kmmscand_mm_slot.next_scan).  A pass
+ * takes due slots from the front of the queue one at a time, scans each and
+ * puts it back at its new due time; it ends when the slots that were due when
+ * it began have been visited, or mms_to_scan of them, or when it has walked
+ * pages_to_scan pages of address space.  Each due mm gets an equal share of
+ * pages_to_scan, at least one PTE table (kmmscand_step_share()): a scan that
+ * needs more is put off where it stopped, and the mm is queued as due from then
+ * on, behind the mms that were due before it, so a large or busy mm cannot hold
+ * back the others.  A region passed over as cold costs what one page does.  The
+ * thread then sleeps until the first slot is due, and at least scan_sleep_ms.
+ * A wake-up and a pass thus cost in proportion to the mms that are due,
+ * whatever the number of mms tracked, and an mm costs nothing between its
+ * scans: one lock round trip and two O(log n) queue operations per scan.
  *
- * Every wait of an mm is its due time: its scan period, the delay before
- * its first scan, a node it can only promote to backing off or out of
- * rate, an idle mm passed over.  A new mm due before the thread wakes up
- * wakes it (__kmmscand_enter()).  A knob write that shortens the waits re-queues every slot by
- * its new due time (kmmscand_recheck_waits()), in O(n log n) under
+ * Every wait of an mm is its due time: its scan period, the delay before its
+ * first scan, a node it can only promote to backing off or out of rate, an idle
+ * mm passed over.  A new mm due before the thread wakes up wakes it
+ * (__kmmscand_enter()).  A knob write that shortens the waits re-queues every
+ * slot by its new due time (kmmscand_recheck_waits()), in O(n log n) under
  * kmmscand_mm_lock, once per write.
  */
 
@@ -1652,13 +1653,13 @@ void __kmmscand_exit(struct mm_struct *mm)
 	}
 }
 
-/* The first slot due, if any, which the thread holds from now on */
-static struct kmmscand_mm_slot *kmmscand_take_due(void)
+/* The first slot due at @now, if any, which the thread holds from now on */
+static struct kmmscand_mm_slot *kmmscand_take_due(unsigned long now)
 {
 	struct kmmscand_mm_slot *ms;
 
 	spin_lock(&kmmscand_mm_lock);
-	ms = kmmscand_first_due(&kmmscand_scan.due, jiffies);
+	ms = kmmscand_first_due(&kmmscand_scan.due, now);
 	kmmscand_scan.mm_slot = ms;
 	spin_unlock(&kmmscand_mm_lock);
 	return ms;
@@ -2172,6 +2173,7 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 				  unsigned int from, int nid,
 				  enum kmmscand_promote_result result)
 {
+	struct kmmscand_node *n = &kmmscand_nodes[nid];
 	struct kmmscand_batch *b = ctl->batch;
 	unsigned long nr = 0;
 	unsigned int i;
@@ -2179,8 +2181,8 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
 	kmmscand_release_batch(ctl, from, result, nid);
-	kmmscand_adapt_threshold(&kmmscand_nodes[nid], jiffies, true,
-				 ctl->hotter);
+	kmmscand_adapt_threshold(n, jiffies, true,
+				 ctl->max_heat > kmmscand_node_threshold(n));
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
 		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
 		kmmscand_note_rate_limited(ctl, nid);
@@ -2413,8 +2415,8 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	if (!folio_try_get(folio))
 		return;
 
-	if (r->heat && h > ctl->threshold)
-		ctl->hotter = true;
+	if (r->heat)
+		ctl->max_heat = max(ctl->max_heat, h);
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
 	b->entry[b->nr].addr = addr;
@@ -2971,7 +2973,7 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->no_room = 0;
 	ctl->threshold = 1;
 	ctl->not_hot = 0;
-	ctl->hotter = false;
+	ctl->max_heat = 0;
 	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
 	kmmscand_slow_nodes(&ctl->slow);
@@ -3082,8 +3084,9 @@ static unsigned int kmmscand_vma_seq(struct mm_struct *mm)
  * policy (which other mms may change), and since then no change to the
  * VMAs (mm_lock_seq, so only with per-VMA locks) and none to whether the
  * owner's task policy lets memory move (@task_mof).  Such an mm, bound to
- * a node by its task policy for instance, then costs a look at two values
- * per shortest period instead of a walk of its VMA tree.
+ * a node by its task policy for instance, then costs a look at its owner
+ * and at two values per shortest period instead of a walk of its VMA tree
+ * under its mmap_lock.
  */
 static bool kmmscand_mm_unchanged(struct kmmscand_mm_slot *ms, bool task_mof)
 {
@@ -3133,9 +3136,10 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 		goto out;
 	}
 
-	whole = !ms->scan_left;
-	if (whole)
+	if (!ms->scan_left)
 		kmmscand_begin_scan(ms);
+	/* A step from the start that completes the scan walked every VMA */
+	whole = !ms->address;
 	done = kmmscand_walk_mm(ms, ctl);
 	kmmscand_promote_batch(ctl);
 	kmmscand_flush_tlb(ctl);
@@ -3184,48 +3188,90 @@ out:
  * from.
  */
 
-/* Track the mm of every process that has one, see the DOC above */
-static void kmmscand_adopt_all(void)
-{
-	struct task_struct *task;
-	struct mm_struct *mm;
-	struct pid *pid;
-	int nr = 1;
+/* Whether processes are still to be taken up, see kmmscand_follow_tiers() */
+static bool kmmscand_adopt_pending;
 
-	while (!kmmscand_should_stop()) {
-		rcu_read_lock();
-		pid = find_ge_pid(nr, &init_pid_ns);
-		task = pid ? pid_task(pid, PIDTYPE_TGID) : NULL;
-		if (task)
-			get_task_struct(task);
-		rcu_read_unlock();
-		if (!pid)
-			break;
-		nr = pid_nr(pid) + 1;
-		if (!task)
-			continue;
-		/* NULL for kernel threads and exited processes */
-		mm = get_task_mm(task);
-		if (mm) {
-			__kmmscand_enter(mm, task);
-			mmput(mm);
-		}
-		put_task_struct(task);
-		cond_resched();
-	}
+/*
+ * Take up the process @task as exec() would have; the mm of a process
+ * whose main thread exited is found through another of its threads.
+ * Return true if its mm was not tracked yet.
+ */
+static bool kmmscand_adopt(struct task_struct *task)
+{
+	struct task_struct *t;
+	struct mm_struct *mm;
+	bool new;
+
+	if (task->flags & PF_KTHREAD)
+		return false;
+	t = find_lock_task_mm(task);
+	if (!t)
+		return false;
+	mm = t->mm;
+	mmget(mm);
+	task_unlock(t);
+	new = !test_bit(MMF_VM_KMMSCAND, &mm->flags);
+	if (new)
+		__kmmscand_enter(mm, task);
+	mmput_async(mm);
+	return new;
 }
 
-/* Turn tracking on when a slow tier appears, off when the last goes */
+/*
+ * Take up every process, walking the pids as /proc does.  One not taken
+ * up yet may fork a child whose pid the walk has passed, which nobody
+ * would track: walk again until a walk takes up nothing.  Return false if
+ * the thread has to stop first.
+ */
+static bool kmmscand_adopt_all(void)
+{
+	struct task_struct *task;
+	unsigned long found;
+	struct pid *pid;
+	int nr;
+
+	do {
+		found = 0;
+		for (nr = 1; ; nr++) {
+			if (kmmscand_should_stop())
+				return false;
+			rcu_read_lock();
+			pid = find_ge_pid(nr, &init_pid_ns);
+			if (!pid) {
+				rcu_read_unlock();
+				break;
+			}
+			nr = pid_nr(pid);
+			task = pid_task(pid, PIDTYPE_TGID);
+			if (task)
+				get_task_struct(task);
+			rcu_read_unlock();
+			if (!task)
+				continue;
+			found += kmmscand_adopt(task);
+			put_task_struct(task);
+			cond_resched();
+		}
+	} while (found);
+	return true;
+}
+
+/*
+ * Turn tracking on when a slow tier appears, and take up the processes
+ * then; a walk cut short (the thread stopped or froze) is done again
+ * next time.  Turn it off when the last slow tier goes.
+ */
 static void kmmscand_follow_tiers(bool tiered)
 {
-	if (tiered == static_key_enabled(&kmmscand_tiered))
-		return;
-	if (tiered) {
-		static_branch_enable(&kmmscand_tiered);
-		kmmscand_adopt_all();
-	} else {
-		static_branch_disable(&kmmscand_tiered);
+	if (tiered != static_key_enabled(&kmmscand_tiered)) {
+		if (tiered)
+			static_branch_enable(&kmmscand_tiered);
+		else
+			static_branch_disable(&kmmscand_tiered);
+		kmmscand_adopt_pending = tiered;
 	}
+	if (kmmscand_adopt_pending)
+		kmmscand_adopt_pending = !kmmscand_adopt_all();
 }
 
 /* The thread */
@@ -3233,24 +3279,28 @@ static void kmmscand_follow_tiers(bool tiered)
 static void kmmscand_do_pass(void)
 {
 	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
-	unsigned long nr_due, share;
+	unsigned long start = jiffies, nr_due, share;
 	struct kmmscand_mm_slot *ms;
 
 	spin_lock(&kmmscand_mm_lock);
-	nr_due = kmmscand_count_due(&kmmscand_scan.due, jiffies,
+	nr_due = kmmscand_count_due(&kmmscand_scan.due, start,
 				    READ_ONCE(kmmscand_mms_to_scan));
 	spin_unlock(&kmmscand_mm_lock);
-	share = kmmscand_step_share(pages, nr_due);
 
-	/*
-	 * A slot put back as due is queued behind those that were due when
-	 * the pass began, so that each of them is visited once.
-	 */
-	while (nr_due-- && pages && !kmmscand_should_stop()) {
-		ms = kmmscand_take_due();
+	for (; nr_due && pages && !kmmscand_should_stop(); nr_due--) {
+		ms = kmmscand_take_due(start);
 		if (!ms)
 			break;
+		/* What an mm leaves of its share goes to those after it */
+		share = kmmscand_step_share(pages, nr_due);
 		pages -= kmmscand_scan_mm(ms, min(share, pages));
+		/*
+		 * Put off, its mmap_lock busy or its share spent: due again
+		 * after this pass, behind the slots due before, so that the
+		 * pass visits each slot that was due when it began once.
+		 */
+		if (!time_after(ms->next_scan, start))
+			ms->next_scan = start + 1;
 		kmmscand_put_back(ms);
 		cond_resched();
 	}
@@ -3545,8 +3595,8 @@ KMMSCAND_ULONG_ATTR(scan_sleep_ms, kmmscand_scan_sleep_ms,
 		    KMMSCAND_SLEEP_FLOOR_MS, KMMSCAND_PERIOD_LIMIT_MS);
 KMMSCAND_ULONG_ATTR(mms_to_scan, kmmscand_mms_to_scan, 1,
 		    KMMSCAND_MMS_LIMIT);
-KMMSCAND_ULONG_ATTR(pages_to_scan, kmmscand_pages_to_scan,
-		    KMMSCAND_STEP_MIN_PAGES, KMMSCAND_PAGES_LIMIT);
+KMMSCAND_ULONG_ATTR(pages_to_scan, kmmscand_pages_to_scan, 1,
+		    KMMSCAND_PAGES_LIMIT);
 KMMSCAND_ULONG_ATTR(scan_delay_ms, kmmscand_scan_delay_ms, 0,
 		    KMMSCAND_PERIOD_LIMIT_MS);
 KMMSCAND_ULONG_ATTR(smart_scan_max_skips, kmmscand_smart_scan_max_skips, 1,
@@ -3761,14 +3811,13 @@ bool kmmscand_wants_room(int nid)
 			   READ_ONCE(kmmscand_nodes[nid].room_wanted_until));
 }
 
-/* kmmscand=on|off on the kernel command line sets scan_enabled */
 /*
  * Memory onlined or offlined may add the first slow tier or remove the
  * last: wake the thread to look.  Runs after the memory tiers' own
  * callback (MEMTIER_HOTPLUG_PRI), which places the node in its tier.
  */
 static int __meminit kmmscand_memory_callback(struct notifier_block *self,
-					     unsigned long action, void *arg)
+					      unsigned long action, void *arg)
 {
 	if (action == MEM_ONLINE || action == MEM_OFFLINE) {
 		WRITE_ONCE(kmmscand_kicked, true);
@@ -3789,6 +3838,7 @@ static int __init kmmscand_tiers_known(void)
 }
 late_initcall_sync(kmmscand_tiers_known);
 
+/* kmmscand=on|off on the kernel command line sets scan_enabled */
 static int __init kmmscand_setup(char *str)
 {
 	bool enable;
