@@ -59,7 +59,9 @@ def install_apt(pkgs):
     run(["apt-get", "install", "-y", "--no-install-recommends"] + pkgs,
         env={"DEBIAN_FRONTEND": "noninteractive"}, log=log,
         what="apt-get install")
-    still = missing_packages()
+    still = [p for p in missing_packages() + [
+        p for p, probe in SERVER_PACKAGES.items() if not os.path.exists(probe)]
+        if p in pkgs]
     if still:
         die("still missing after apt-get install: " + " ".join(still))
 
@@ -86,6 +88,20 @@ def ensure():
     if pkgs:
         install_apt(pkgs)
     install_venv()
+
+
+# The server workload of make bench (s): memcached, which the VM sees on
+# the host's filesystem, and numactl's migratepages (APT_PACKAGES).
+SERVER_PACKAGES = {"memcached": "/usr/bin/memcached"}
+
+
+def ensure_server():
+    """memcached for make bench's server workload; installed on first use
+    only, as no other step needs it."""
+    missing = [p for p, probe in SERVER_PACKAGES.items()
+               if not os.path.exists(probe)]
+    if missing:
+        install_apt(missing)
 
 
 def ensure_plotting():
