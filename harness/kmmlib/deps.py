@@ -104,6 +104,28 @@ def ensure_server():
         install_apt(missing)
 
 
+def ensure_plot_venv():
+    """matplotlib in build/venv for the plots, and nothing else: make bench
+    HOST=1 runs on a user's machine, where make bench's other dependencies
+    (QEMU, virtme-ng, the kernel's build dependencies) are not needed and
+    nothing is installed on the system."""
+    python = os.path.join(VENV, "bin", "python")
+    log = os.path.join(LOGS, "deps.log")
+    if not os.path.exists(python):
+        if not have_ensurepip():
+            die("no python3 venv support for the plots' matplotlib "
+                "(apt install python3-venv)")
+        say(f"creating {VENV} for matplotlib (the plots)")
+        run([shutil.which("python3") or "python3", "-m", "venv", VENV],
+            log=log, what="python3 -m venv")
+    probe = subprocess.run([python, "-c", "import matplotlib"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        say(f"installing {MATPLOTLIB} into {VENV}")
+        run([os.path.join(VENV, "bin", "pip"), "install", "-q", MATPLOTLIB],
+            log=log, what=f"pip install {MATPLOTLIB}")
+
+
 def ensure_plotting():
     """matplotlib in the venv, for make bench's PNG plots."""
     ensure()
