@@ -341,8 +341,10 @@ static void do_load(void)
 
 /* ---- what the server and the kernel report ---- */
 
-/* One "stats slabs"-like command's value of @stat for slab class of our
- * items, or a "stats" value: the whole reply is scanned for "STAT <name>". */
+/*
+ * The value of "STAT @name" in the server's reply to @cmd ("stats\r\n"),
+ * or -1 if it has none.
+ */
 static double server_stat(const char *cmd, const char *name)
 {
 	struct conn c;
@@ -590,8 +592,10 @@ static int server_placement(double *fast, double *slow)
  * and its "\r\n" (client flags 0 add no suffix).
  */
 #define ITEM_KEY_OFFSET	56
-/* Bytes read from /proc/PID/mem at a time, and the overlap between two
- * reads, so that a key and the start of its value are never cut. */
+/*
+ * Bytes read from /proc/PID/mem at a time, and the overlap between two
+ * reads, so that a key and the start of its value are never cut.
+ */
 #define MEM_CHUNK	(1UL << 20)
 #define MEM_OVERLAP	64
 #define KEY_LEN		9	/* "k%08lu" */
@@ -606,8 +610,10 @@ struct ipage {
 
 static struct ipage *pages;
 static unsigned long npages, hot_pages;
-/* Weights sorted in decreasing order, prefix-summed: the best hit n fast
- * pages can give is best_prefix[n]. */
+/*
+ * Weights sorted in decreasing order, prefix-summed: the best hit n fast
+ * pages can give is best_prefix[n].
+ */
 static double *best_prefix;
 
 /* Whether p holds the key "k%08lu" and its NUL; *k: which. */
@@ -808,9 +814,8 @@ static void item_placement(int node, int hot_only, double *hot, double *cold,
 				fast_cold++;
 		}
 	}
-	if (!hot) {
+	if (!hot)
 		return;
-	}
 	*hot = hot_pages ? 100.0 * fast_hot / hot_pages : 0;
 	*cold = npages > hot_pages ?
 		100.0 * fast_cold / (npages - hot_pages) : 0;
