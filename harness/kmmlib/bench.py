@@ -598,6 +598,8 @@ def server_row(res, nb, orc, exposure, damon, deltas):
         "tail_lat_p99_us": res["tail_lat_p99_us"],
         "server_user_s": res["server_user_s"],
         "server_sys_s": res["server_sys_s"],
+        "server_sys_us_per_get": ratio(1e6 * res["server_sys_s"],
+                                       res["ops"]),
         "app_sys_s": res["server_sys_s"],
         "kmmscand_cpu_s": res["kmmscand_cpu_s"],
         "damon_cpu_s": res.get("damon_cpu_s"),
@@ -622,7 +624,8 @@ def server_row(res, nb, orc, exposure, damon, deltas):
 # paid, where its memory went.
 SERVER_COLUMNS = ("config", "slowdown", "hit %", "hit/oracle",
                   "tail hit/oracle", "kmmscand CPU s", "DAMON CPU s",
-                  "server sys s", "server user s", "hint faults",
+                  "server sys s", "sys us/get", "server user s",
+                  "hint faults",
                   "gets/s", "tail gets/s", "gets/oracle", "mean us",
                   "p99 us", "tail p99 us", "t50 s", "t90 s", "t90/numab",
                   "hot on slow %", "cold prom %", "fast MiB start",
@@ -642,6 +645,7 @@ def server_table_rows(cfgs, order):
                      fmt(t["kmmscand_cpu_s"], ".2f"),
                      fmt(t.get("damon_cpu_s"), ".2f"),
                      fmt(t["server_sys_s"], ".2f"),
+                     fmt(t["server_sys_us_per_get"], ".1f"),
                      fmt(t["server_user_s"], ".2f"),
                      f"{t['hint_faults']:.0f}",
                      fmt(t["ops_per_s"], ".0f"),
@@ -804,7 +808,9 @@ SERVER_LEGEND = (
     "Server workload (memcached, mcbench): slowdown, hit and hit/oracle "
     "as above, each item page weighted by its keys' share of the gets. "
     "server sys/user: memcached's own CPU time during the run "
-    "(/proc/PID/stat); hint faults: numa_hint_faults, which NUMA "
+    "(/proc/PID/stat), most of it its socket calls, so sys us/get "
+    "(system time per get served) against none's is what promotion adds; "
+    "hint faults: numa_hint_faults, which NUMA "
     "balancing makes memcached take. gets/s: the client's throughput "
     "(one get outstanding per connection), over the run and its last "
     "quarter; gets/oracle: against the oracle run. mean/p99 us: the "
