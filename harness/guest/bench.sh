@@ -299,6 +299,8 @@ set_config() {
 		return ;;
 	none|oracle) ;;
 	numab) sysctl -qw kernel.numa_balancing=2 ;;
+	# Turned on by run_memcached once the server's memory is placed.
+	numab-late) ;;
 	kmmscand) echo 1 >$kmm/scan_enabled ;;
 	kmm-no-smart-scan)
 		echo 0 >$kmm/smart_scan
@@ -339,7 +341,8 @@ set_config() {
 # memory to the slow node with migratepages and runs.  memcached's hash
 # table is sized for the keys up front (hashpower 20: a million buckets),
 # so that it does not grow while they are loaded.  A damon-* configuration
-# is turned on once mcbench has placed the memory (its -R handshake).
+# is turned on once mcbench has placed the memory (its -R handshake), and
+# so is NUMA balancing for numab-late.
 # Returns mcbench's status.
 run_memcached() {
 	[ -x "$mcbench" ] || die "no mcbench binary (bench.sh's third argument)"
@@ -350,7 +353,7 @@ run_memcached() {
 	mc=$!
 	mc_flags=
 	[ "${config%%#*}" = oracle ] && mc_flags=-o
-	case $config in damon-*)
+	case $config in damon-*|numab-late*)
 		rv=/tmp/kmm-mcbench-$$
 		rm -f $rv.placed $rv.go
 		mc_flags="$mc_flags -R $rv"
@@ -359,7 +362,10 @@ run_memcached() {
 				kill -0 $mc 2>/dev/null || exit 0
 				sleep 0.1
 			done
-			damon_on $mc
+			case $config in
+			numab-late*) sysctl -qw kernel.numa_balancing=2 ;;
+			*) damon_on $mc ;;
+			esac
 			touch $rv.go
 		) &
 		damon_attach=$!
@@ -370,7 +376,7 @@ run_memcached() {
 	mc_status=$?
 	kill $mc 2>/dev/null
 	wait $mc 2>/dev/null
-	case $config in damon-*) rm -f $rv.placed $rv.go ;; esac
+	case $config in damon-*|numab-late*) rm -f $rv.placed $rv.go ;; esac
 	return $mc_status
 }
 
