@@ -100,10 +100,12 @@ def server_plot(doc, workload, out_dir):
         style = dashed(run["config"])
         top.plot(t, [x["fast_mib"] for x in s], label=run["config"],
                  linestyle=style)
-        rate = [(b["ops"] - a["ops"]) / (b["t"] - a["t"])
-                for a, b in zip(s, s[1:]) if b["t"] > a["t"]]
-        bottom.plot([b["t"] for a, b in zip(s, s[1:]) if b["t"] > a["t"]],
-                    rate, label=run["config"], linestyle=style)
+        # The last sample follows the one before by a moment: intervals
+        # under half a second give no rate worth plotting.
+        steps = [(a, b) for a, b in zip(s, s[1:]) if b["t"] - a["t"] >= 0.5]
+        bottom.plot([b["t"] for _, b in steps],
+                    [(b["ops"] - a["ops"]) / (b["t"] - a["t"])
+                     for a, b in steps], label=run["config"], linestyle=style)
     hot = runs[0].get("result") and runs[0]["result"].get("hot_mib")
     if hot:
         top.axhline(hot, color="grey", linewidth=0.8, linestyle=":",
