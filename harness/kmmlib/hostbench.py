@@ -271,7 +271,7 @@ def settings(configs):
     """{path: why} of every setting the plan may write."""
     s = {
         f"{PROC}/sys/kernel/numa_balancing":
-            "0 for every run; 2 (tiering mode) for numab",
+            "0 for every run; 2 (tiering mode) for numab and numab-late",
         f"{PROC}/sys/kernel/numa_balancing_rate_limit_mbps":
             "the rate limit of (d); back to its value after each run",
         f"{SYS}/kernel/mm/numa/demotion_enabled":
