@@ -110,6 +110,10 @@ revive_kswapd() {
 	return 0
 }
 
+# Whether damon_setup has set DAMON up since the last damon_off: only
+# then does damon_off touch it, as a host may run kdamonds of its own.
+damon_mine=
+
 # Stops DAMON and removes its kdamonds, so that the next run starts
 # without them.  "off" returns once the kdamond has exited.
 damon_off() {
@@ -118,7 +122,8 @@ damon_off() {
 		wait "$damon_attach" 2>/dev/null
 		damon_attach=
 	fi
-	[ -d $damon ] || return 0
+	[ -n "$damon_mine" ] && [ -d $damon ] || return 0
+	damon_mine=
 	for k in $damon/[0-9]*; do
 		[ -d "$k" ] || continue
 		[ "$(cat "$k/state")" = off ] || echo off >"$k/state" ||
@@ -143,6 +148,7 @@ damon_off() {
 # time, at most 1 GiB, per second.
 damon_setup() {
 	[ -d $damon ] || die "this kernel has no DAMON sysfs interface"
+	damon_mine=1
 	echo 1 >$damon/nr_kdamonds &&
 	echo 1 >$damon/0/contexts/nr_contexts &&
 	grep -qw "$1" $damon_ctx/avail_operations &&
