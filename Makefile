@@ -26,10 +26,13 @@ stress:
 ## bench    kmmscand vs NUMA balancing tiering mode on the release kernel:
 ##          table, out/bench/bench.json, PNG plots (QUICK=1: ~5 min;
 ##          WORKLOADS=a,c CONFIGS=numab,kmmscand to pick; KERNEL=bzImage
-##          to measure a given kernel as it is)
+##          to measure a given kernel as it is; HOST=1: on this machine,
+##          no VM, if it runs the series and has a slow tier, into
+##          out/bench-host/; HOST=1 DRY_RUN=1: check and print the plan)
 bench:
 	$(KMM) bench $(if $(QUICK),--quick) $(if $(WORKLOADS),--workloads $(WORKLOADS)) \
-		$(if $(CONFIGS),--configs $(CONFIGS)) $(if $(KERNEL),--kernel $(KERNEL))
+		$(if $(CONFIGS),--configs $(CONFIGS)) $(if $(KERNEL),--kernel $(KERNEL)) \
+		$(if $(HOST),--host) $(if $(DRY_RUN),--dry-run)
 
 ## deps     install missing Debian packages and virtme-ng (build/venv)
 deps:

@@ -16,9 +16,20 @@
 #   D damon_nr_tried=... damon_sz_tried=... damon_nr_applied=...
 # gives the scheme's statistics.
 #
-# usage: bench.sh TIERBENCH PLAN_FILE
+# A workload whose arguments start with "memcached" is the server
+# workload: bench.sh starts memcached and runs MCBENCH (the client,
+# harness/workloads/mcbench.c) against it instead of tierbench.
+#
+# The environment may set KMM_FAST_NODE and KMM_SLOW_NODE (default 0 and
+# 1, the VM's) and KMM_HOST=1: run on a host with a real slow tier
+# (make bench HOST=1, harness/kmmlib/hostbench.py), where memory is not
+# written once at the start and kswapd is not revived through a cgroup of
+# our own (both only for the VM's sake, and both change the host).
+#
+# usage: bench.sh TIERBENCH PLAN_FILE [MCBENCH]
 bin=$1
 plan=$2
+mcbench=$3
 kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
 lru_gen=/sys/kernel/mm/lru_gen/enabled
@@ -26,10 +37,13 @@ knobs="smart_scan pmd_young skip_idle_mm"
 damon=/sys/kernel/mm/damon/admin/kdamonds
 damon_ctx=$damon/0/contexts/0
 damon_scheme=$damon_ctx/schemes/0
-# tierbench's nodes (its -f and -n defaults): DAMON promotes from the slow
-# one to the fast one.
-fast_nid=0
-slow_nid=1
+# The fast and the slow node: the workloads place their memory on the
+# slow one, DAMON promotes from the slow one to the fast one.
+fast_nid=${KMM_FAST_NODE:-0}
+slow_nid=${KMM_SLOW_NODE:-1}
+host=${KMM_HOST:-0}
+# memcached's port for the server workload.
+mc_port=${KMM_MC_PORT:-21987}
 # The largest value DAMON's sysfs ranges take (unsigned long; the access
 # frequency and age are unsigned int inside DAMON: the largest of those).
 ulong_max=18446744073709551615
@@ -54,6 +68,10 @@ for k in $all_knobs; do
 	eval "default_$k=$(cat $kmm/$k)"
 done
 default_rate=$(cat $rate)
+# The multi-gen LRU as it was (off at the VM's boot; a host may run with
+# it on): what reset_config returns to.
+default_lru_gen=n
+[ -r $lru_gen ] && default_lru_gen=$(cat $lru_gen)
 # Tiering as administrators run it: demotion on, so promotion into a full
 # fast node can make room by demoting cold pages.
 echo 1 >/sys/kernel/mm/numa/demotion_enabled || die "cannot enable demotion"
@@ -70,7 +88,9 @@ revive_tmp=/tmp/kmm-revive-kswapd
 # Enough pages to reclaim to count as progress, too few to matter.
 revive_mib=4
 revive_ready=
-if echo +memory >$cgroup/cgroup.subtree_control 2>/dev/null &&
+if [ "$host" = 1 ]; then
+	echo "bench.sh: on a host: kswapd is not revived before each run"
+elif echo +memory >$cgroup/cgroup.subtree_control 2>/dev/null &&
    mkdir -p $revive_cg $revive_tmp &&
    mount -t tmpfs none $revive_tmp 2>/dev/null &&
    [ -e $revive_cg/memory.reclaim ]; then
@@ -90,6 +110,10 @@ revive_kswapd() {
 	return 0
 }
 
+# Whether damon_setup has set DAMON up since the last damon_off: only
+# then does damon_off touch it, as a host may run kdamonds of its own.
+damon_mine=
+
 # Stops DAMON and removes its kdamonds, so that the next run starts
 # without them.  "off" returns once the kdamond has exited.
 damon_off() {
@@ -98,7 +122,8 @@ damon_off() {
 		wait "$damon_attach" 2>/dev/null
 		damon_attach=
 	fi
-	[ -d $damon ] || return 0
+	[ -n "$damon_mine" ] && [ -d $damon ] || return 0
+	damon_mine=
 	for k in $damon/[0-9]*; do
 		[ -d "$k" ] || continue
 		[ "$(cat "$k/state")" = off ] || echo off >"$k/state" ||
@@ -123,6 +148,7 @@ damon_off() {
 # time, at most 1 GiB, per second.
 damon_setup() {
 	[ -d $damon ] || die "this kernel has no DAMON sysfs interface"
+	damon_mine=1
 	echo 1 >$damon/nr_kdamonds &&
 	echo 1 >$damon/0/contexts/nr_contexts &&
 	grep -qw "$1" $damon_ctx/avail_operations &&
@@ -204,14 +230,20 @@ damon_start_when_placed() {
 		fi
 		sleep 0.1
 	done
+	damon_on $pids
+}
+
+# Turns DAMON on: paddr watches the slow node; vaddr the processes $@, and
+# bench.sh itself (see damon_start_when_placed).
+damon_on() {
 	if [ "$(cat $damon_ctx/operations)" = paddr ]; then
 		damon_paddr_on
 		return
 	fi
-	echo $(($2 + 1)) >$damon_ctx/targets/nr_targets ||
-		die "cannot give DAMON $(($2 + 1)) targets"
+	echo $(($# + 1)) >$damon_ctx/targets/nr_targets ||
+		die "cannot give DAMON $(($# + 1)) targets"
 	i=0
-	for pid in $$ $pids; do
+	for pid in $$ "$@"; do
 		echo "$pid" >$damon_ctx/targets/$i/pid_target ||
 			die "cannot make $pid a DAMON target"
 		i=$((i + 1))
@@ -246,7 +278,7 @@ damon_report() {
 reset_config() {
 	damon_off
 	sysctl -qw kernel.numa_balancing=0
-	[ -w $lru_gen ] && echo n >$lru_gen
+	[ -w $lru_gen ] && echo "$default_lru_gen" >$lru_gen
 	echo 0 >$kmm/scan_enabled
 	# Ranges refuse a min above the current max and the like: a few
 	# passes put any order of changes back.
@@ -273,6 +305,8 @@ set_config() {
 		return ;;
 	none|oracle) ;;
 	numab) sysctl -qw kernel.numa_balancing=2 ;;
+	# Turned on by run_memcached once the server's memory is placed.
+	numab-late) ;;
 	kmmscand) echo 1 >$kmm/scan_enabled ;;
 	kmm-no-smart-scan)
 		echo 0 >$kmm/smart_scan
@@ -308,6 +342,50 @@ set_config() {
 	esac
 }
 
+# The server workload: memcached with room (-m) for mcbench's keys, driven
+# by mcbench (arguments $@), which loads the keys, pushes the server's
+# memory to the slow node with migratepages and runs.  memcached's hash
+# table is sized for the keys up front (hashpower 20: a million buckets),
+# so that it does not grow while they are loaded.  A damon-* configuration
+# is turned on once mcbench has placed the memory (its -R handshake), and
+# so is NUMA balancing for numab-late.
+# Returns mcbench's status.
+run_memcached() {
+	[ -x "$mcbench" ] || die "no mcbench binary (bench.sh's third argument)"
+	command -v memcached >/dev/null || die "no memcached (apt install memcached)"
+	mc_mib=$(tierbench_arg -M 1024 "$@")
+	memcached -u nobody -l 127.0.0.1 -p "$mc_port" -U 0 -t 2 \
+		-m "$mc_mib" -o hashpower=20 </dev/null &
+	mc=$!
+	mc_flags=
+	[ "${config%%#*}" = oracle ] && mc_flags=-o
+	case $config in damon-*|numab-late*)
+		rv=/tmp/kmm-mcbench-$$
+		rm -f $rv.placed $rv.go
+		mc_flags="$mc_flags -R $rv"
+		(
+			while [ ! -e $rv.placed ]; do
+				kill -0 $mc 2>/dev/null || exit 0
+				sleep 0.1
+			done
+			case $config in
+			numab-late*) sysctl -qw kernel.numa_balancing=2 ;;
+			*) damon_on $mc ;;
+			esac
+			touch $rv.go
+		) &
+		damon_attach=$!
+	esac
+	# shellcheck disable=SC2086 # the flags are split on purpose
+	"$mcbench" run -p $mc -P "$mc_port" -f "$fast_nid" -n "$slow_nid" \
+		$mc_flags "$@" </dev/null
+	mc_status=$?
+	kill $mc 2>/dev/null
+	wait $mc 2>/dev/null
+	case $config in damon-*|numab-late*) rm -f $rv.placed $rv.go ;; esac
+	return $mc_status
+}
+
 # The guest's memory is backed lazily: the first write to a guest page in
 # a boot makes QEMU, and the host under it, fault the page in.  Runs that
 # promote into never-written fast-node memory were charged for that, up
@@ -330,9 +408,11 @@ warm_memory() {
 	done
 	umount $warm
 }
-t0=$(date +%s)
-warm_memory
-echo "bench.sh: memory written once in $(($(date +%s) - t0)) s"
+if [ "$host" != 1 ]; then
+	t0=$(date +%s)
+	warm_memory
+	echo "bench.sh: memory written once in $(($(date +%s) - t0)) s"
+fi
 
 echo "tiers: $(for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
 	printf '%s=%s ' "${t##*/}" "$(cat "$t/nodelist")"; done)"
@@ -348,17 +428,25 @@ while read -r config workload limit args; do
 	flags=
 	[ "${config%%#*}" = oracle ] && flags=-o
 	echo "B $config $workload"
-	# shellcheck disable=SC2086 # the arguments are split on purpose
-	"$bin" $args $flags </dev/null &
-	bench=$!
-	case $config in damon-*)
-		# shellcheck disable=SC2086
-		damon_start_when_placed $bench "$(tierbench_arg -P 1 $args)" \
-			"$(tierbench_arg -s 0 $args)" &
-		damon_attach=$!
+	case $args in
+	memcached\ *)
+		# shellcheck disable=SC2086 # the arguments are split on purpose
+		run_memcached ${args#memcached }
+		status=$? ;;
+	*)
+		# shellcheck disable=SC2086 # the arguments are split on purpose
+		"$bin" $args $flags -f "$fast_nid" -n "$slow_nid" </dev/null &
+		bench=$!
+		case $config in damon-*)
+			# shellcheck disable=SC2086
+			damon_start_when_placed $bench \
+				"$(tierbench_arg -P 1 $args)" \
+				"$(tierbench_arg -s 0 $args)" &
+			damon_attach=$!
+		esac
+		wait $bench
+		status=$? ;;
 	esac
-	wait $bench
-	status=$?
 	case $config in damon-*) damon_report ;; esac
 	echo "E $status"
 done <"$plan"

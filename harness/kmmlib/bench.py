@@ -42,6 +42,16 @@ FULL_ROOM_MIB = 4
 # hundreds of processes costs a bounded move_pages() each.
 MANY_SAMPLE_PAGES = 64
 
+# The memcached workload (s): 512 Ki keys of 1 KiB values, about 590 MiB
+# of 1184-byte slab chunks, in a memcached allowed 1 GiB (no eviction),
+# driven over 4 connections; its hot set is the top quarter of the keys
+# (about 89% of the gets under Zipf s = 1), like (b)'s.
+SERVER_KEYS = 524288
+SERVER_VALUE = 1024
+SERVER_MIB = 1024
+SERVER_CONNS = 4
+SERVER_HOT_PCT = 25
+
 # name: (what it models, tierbench arguments, seconds, rate limit MB/s)
 WORKLOADS = {
     "a": ("192 MiB hot set, uniform, in 768 MiB on the slow node",
@@ -79,7 +89,20 @@ WORKLOADS = {
           "beside 128 of 4 MiB (1 MiB hot)",
           f"-p uniform -P 4:256,128:4 -s 4 -H 1 -k {MANY_SAMPLE_PAGES}",
           20, None),
+    "s": (f"memcached: {SERVER_KEYS} keys of {SERVER_VALUE} bytes pushed to "
+          "the slow node (migratepages), Zipf gets (s = 1) over "
+          f"{SERVER_CONNS} connections; hot set: the top {SERVER_HOT_PCT}% "
+          "of the keys",
+          f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} -z 1 "
+          f"-H {SERVER_HOT_PCT} -c {SERVER_CONNS} -M {SERVER_MIB}", 25, None),
 }
+
+# Workloads that run a server (bench.sh starts it, harness/workloads/
+# mcbench.c drives it) rather than tierbench: their own table columns.
+SERVER_WORKLOADS = ("s",)
+# Their samples: numa_maps and move_pages() of every item page once a
+# second (a sample of (s) takes about a tenth of that under TCG).
+SERVER_SAMPLE_MS = 1000
 
 # The workloads of a full run: (h) only checks that the scan-cost
 # optimisations do not slow a set with no cold memory to save on, and is
@@ -100,6 +123,7 @@ WORKLOAD_CONFIGS = {
     "k": ("none", "numab", "kmmscand"),
     "l": ("numab", "kmmscand"),
     "m": ("numab", "kmmscand"),
+    "s": ("none", "numab", "kmmscand", "oracle"),
 }
 
 # name: what it is (bench.sh sets each up)
@@ -109,6 +133,8 @@ RUN_MARK = "#"
 CONFIGS = {
     "none": "no promotion (numa_balancing=0, kmmscand off)",
     "numab": "NUMA balancing tiering mode (numa_balancing=2)",
+    "numab-late": "NUMA balancing tiering mode turned on once the server's "
+                  "memory is on the slow node (server workloads only)",
     "kmmscand": "kmmscand at its defaults (numa_balancing=0)",
     "kmm-no-smart-scan": "kmmscand, smart_scan=0",
     "kmm-no-pmd-young": "kmmscand, pmd_young=0",
@@ -121,10 +147,18 @@ CONFIGS = {
     "damon-vaddr": "DAMON: the workers' virtual addresses, migrate_hot to "
                    "the fast node (6.12's vaddr set does not migrate)",
 }
+# Configurations that only a server workload can run: numab-late turns
+# NUMA balancing on at mcbench's handshake, after the placement.  With
+# numab on from the server's start, its keys are loaded on the fast node,
+# where tiering mode makes no hint faults; by the time they are pushed to
+# the slow node the scanner passes over VMAs that took none, and its scan
+# period has grown: numab-late shows a scanner that starts fresh.
+SERVER_ONLY_CONFIGS = ("numab-late",)
 # The configurations a run with no CONFIGS= measures: DAMON's take a
 # configuration more per workload than the full run's 40 minutes allow,
 # so CONFIGS= names them.
-DEFAULT_CONFIGS = tuple(c for c in CONFIGS if not c.startswith("damon-"))
+DEFAULT_CONFIGS = tuple(c for c in CONFIGS if not c.startswith("damon-")
+                        and c not in SERVER_ONLY_CONFIGS)
 
 # Any configuration with "+mglru" after it runs with the multi-gen LRU on
 # (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
@@ -143,7 +177,8 @@ DAMON_QUOTA_RE = re.compile(
 # fast node, sampling; the time budget of a boot allows twice the sum.
 RUN_SETUP_S = 15
 # More for workloads that start hundreds of processes.
-RUN_SETUP_EXTRA_S = {"l": 45, "m": 30}
+# (s): loading, mapping and pushing 590 MiB, and getting every key back.
+RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150}
 
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "kmm-all-off", "oracle")
@@ -216,9 +251,10 @@ def make_plan(workloads, configs, quick, chosen=False):
     for w in workloads:
         _, args, secs, limit = WORKLOADS[w]
         secs = QUICK_SECONDS if quick else secs
+        interval = SERVER_SAMPLE_MS if w in SERVER_WORKLOADS else 500
         for c in workload_configs(w, configs, chosen):
             lines.append(f"{c} {w} {limit or '-'} {args} -t {secs} "
-                         f"-i 500 -S {SEED}")
+                         f"-i {interval} -S {SEED}")
     return lines
 
 
@@ -239,6 +275,21 @@ def worker_t90_text(res):
         return ""
     return (f" (per process: worst {res['t90_worst']:.1f} s, median "
             f"{res['t90_median']:.1f} s, {res['procs_t90']:.0f} got there)")
+
+
+def server_progress(run):
+    """The progress line of a server workload's run."""
+    r = run["result"]
+    lost = r["missing"] + r["mismatched"] + r["run_misses"] + r["run_mismatched"]
+    return (f"slowdown {fmt(run_slowdown(run['samples']), '.2f')}x, "
+            f"t90 {r['t90']:.1f} s, {r['ops_per_s']:.0f} gets/s, p99 "
+            f"{r['lat_p99_us']:.0f} us, server sys {r['server_sys_s']:.2f} s, "
+            f"promoted {r['promoted_mb']:.0f} MiB (hot set "
+            f"{r['hot_mib']:.0f} MiB), server on the fast node "
+            f"{r['fast_mib_end']:.0f} MiB, kmmscand CPU "
+            f"{r['kmmscand_cpu_s']:.2f} s, "
+            + (f"DATA LOST ({lost:.0f})" if lost else
+               f"all {r['keys']:.0f} keys intact"))
 
 
 class Collector:
@@ -270,6 +321,10 @@ class Collector:
         elif RESULT_RE.match(text):
             r = kv(RESULT_RE.match(text).group(1))
             self.cur["result"] = r
+            if self.cur["workload"] in SERVER_WORKLOADS:
+                print(f"[bench]     {server_progress(self.cur)}  "
+                      f"[{time.time() - self.started:.0f} s]", flush=True)
+                return
             print(f"[bench]     slowdown "
                   f"{fmt(run_slowdown(self.cur['samples']), '.2f')}x, "
                   f"hit/oracle {fmt(run_hit_vs_oracle(self.cur['samples']), '.2f')}, "
@@ -293,7 +348,7 @@ class Collector:
             self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
             self.cur["status"] = int(text.split()[1])
-        elif text.startswith(("tierbench:", "filler:")):
+        elif text.startswith(("tierbench:", "filler:", "mcbench:")):
             print(f"[bench]     {text}", flush=True)
 
 
@@ -490,6 +545,11 @@ def derive(runs):
         orc = cfgs.get("oracle")
         table[w] = {}
         for c, res in cfgs.items():
+            if w in SERVER_WORKLOADS:
+                table[w][c] = dict(placement[(w, c)], **server_row(
+                    res, nb, orc, exposure[(w, c)], damon[(w, c)],
+                    counters[(w, c)]))
+                continue
             t90 = res["t90"] if res["t90"] >= 0 else None
             t50 = res["t50"] if res["t50"] >= 0 else None
             worst = res.get("t90_worst", -1)
@@ -528,6 +588,98 @@ def derive(runs):
                 "damon": damon[(w, c)],
             })
     return table
+
+
+def server_row(res, nb, orc, exposure, damon, deltas):
+    """The figures of a server workload's run (see SERVER_COLUMNS)."""
+    t90 = res["t90"] if res["t90"] >= 0 else None
+    t50 = res["t50"] if res["t50"] >= 0 else None
+    promoted = promoted_figures(res, damon, deltas)
+    hot = res["hot_mib"]
+    return {
+        "t50_s": t50, "t90_s": t90,
+        "t90_vs_numab": ratio(t90, nb and nb["t90"]),
+        "hot_on_slow_pct": exposure,
+        "cold_promoted_pct": res["cold_promoted_pct"],
+        "ops_per_s": res["ops_per_s"],
+        "tail_ops_per_s": res["tail_ops_per_s"],
+        "ops_vs_oracle": ratio(res["ops_per_s"], orc and orc["ops_per_s"]),
+        "lat_mean_us": res["lat_mean_us"], "lat_p99_us": res["lat_p99_us"],
+        "tail_lat_p99_us": res["tail_lat_p99_us"],
+        "server_user_s": res["server_user_s"],
+        "server_sys_s": res["server_sys_s"],
+        "server_sys_us_per_get": ratio(1e6 * res["server_sys_s"],
+                                       res["ops"]),
+        "app_sys_s": res["server_sys_s"],
+        "kmmscand_cpu_s": res["kmmscand_cpu_s"],
+        "damon_cpu_s": res.get("damon_cpu_s"),
+        "kswapd_cpu_s": res.get("kswapd_cpu_s"),
+        "hint_faults": res["hint_faults"],
+        "ptes": res["ptes"],
+        **promoted,
+        "hot_mib": hot,
+        "promoted_vs_hot": ratio(promoted["promoted_mb"], hot),
+        "fast_mib_start": res["fast_mib_start"],
+        "fast_mib_end": res["fast_mib_end"],
+        "demoted_pages": res["demoted_pages"],
+        "keys": res["keys"],
+        "lost_keys": res["missing"] + res["mismatched"],
+        "lost_gets": res["run_misses"] + res["run_mismatched"],
+        "vmstat": deltas,
+        "damon": damon,
+    }
+
+
+# The table of a server workload: what the client saw, what the server
+# paid, where its memory went.
+SERVER_COLUMNS = ("config", "slowdown", "hit %", "hit/oracle",
+                  "tail hit/oracle", "kmmscand CPU s", "DAMON CPU s",
+                  "server sys s", "sys us/get", "server user s",
+                  "hint faults",
+                  "gets/s", "tail gets/s", "gets/oracle", "mean us",
+                  "p99 us", "tail p99 us", "t50 s", "t90 s", "t90/numab",
+                  "hot on slow %", "cold prom %", "fast MiB start",
+                  "fast MiB end", "promoted MB", "hot set MiB",
+                  "promoted/hot", "PTEs", "lost keys")
+
+
+def server_table_rows(cfgs, order):
+    rows = []
+    for c in order:
+        if c not in cfgs:
+            continue
+        t = cfgs[c]
+        rows.append((c, fmt_x(t.get("slowdown")), fmt(t.get("hit_pct")),
+                     fmt(t.get("hit_vs_oracle"), ".2f"),
+                     fmt(t.get("tail_hit_vs_oracle"), ".2f"),
+                     fmt(t["kmmscand_cpu_s"], ".2f"),
+                     fmt(t.get("damon_cpu_s"), ".2f"),
+                     fmt(t["server_sys_s"], ".2f"),
+                     fmt(t["server_sys_us_per_get"], ".1f"),
+                     fmt(t["server_user_s"], ".2f"),
+                     f"{t['hint_faults']:.0f}",
+                     fmt(t["ops_per_s"], ".0f"),
+                     fmt(t["tail_ops_per_s"], ".0f"),
+                     fmt_x(t["ops_vs_oracle"]),
+                     fmt(t["lat_mean_us"], ".0f"), fmt(t["lat_p99_us"], ".0f"),
+                     fmt(t["tail_lat_p99_us"], ".0f"),
+                     fmt(t["t50_s"]), fmt(t["t90_s"]),
+                     fmt_x(t["t90_vs_numab"]), fmt(t["hot_on_slow_pct"]),
+                     fmt(t["cold_promoted_pct"], ".2f"),
+                     fmt(t["fast_mib_start"], ".0f"),
+                     fmt(t["fast_mib_end"], ".0f"),
+                     fmt(t["promoted_mb"], ".0f"), fmt(t["hot_mib"], ".0f"),
+                     fmt(t["promoted_vs_hot"], ".2f"),
+                     f"{t['ptes'] / 1e6:.2f}M",
+                     f"{t['lost_keys']:.0f}/{t['keys']:.0f}"))
+    return rows
+
+
+def workload_table(w, cfgs, order):
+    """(header, rows) of workload w's main table."""
+    if w in SERVER_WORKLOADS:
+        return SERVER_COLUMNS, server_table_rows(cfgs, order)
+    return COLUMNS, table_rows(w, cfgs, order)
 
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
@@ -662,12 +814,34 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "Counters: /proc/vmstat deltas over the run.")
 
 
+SERVER_LEGEND = (
+    "Server workload (memcached, mcbench): slowdown, hit and hit/oracle "
+    "as above, each item page weighted by its keys' share of the gets. "
+    "server sys/user: memcached's own CPU time during the run "
+    "(/proc/PID/stat), most of it its socket calls, so sys us/get "
+    "(system time per get served) against none's is what promotion adds; "
+    "hint faults: numa_hint_faults, which NUMA "
+    "balancing makes memcached take. gets/s: the client's throughput "
+    "(one get outstanding per connection), over the run and its last "
+    "quarter; gets/oracle: against the oracle run. mean/p99 us: the "
+    "gets' latency, over the run and its last quarter (tail p99). "
+    "t50/t90: seconds until 50%/90% of the hot set's pages are on the "
+    "fast node. cold prom: the item pages outside the hot set on the fast "
+    "node at the end, %. fast MiB start/end: memcached's anonymous memory "
+    "on the fast node (numa_maps) when the run starts (after "
+    "migratepages; the oracle's hot set) and ends. promoted: "
+    "pgpromote_success over the run (for DAMON, pgmigrate_success - "
+    "pgdemote_*); promoted/hot: over the hot set's size. lost keys: keys "
+    "missing or with a wrong value when every key is read back at the end, "
+    "of all keys (any fails the run).")
+
+
 def markdown(table, order, header, model=None):
     out = [header, ""]
     for w in sorted(table):
         out.append(f"Workload ({w}): {WORKLOADS[w][0]}")
         out.append("")
-        out += markdown_table(COLUMNS, table_rows(w, table[w], order))
+        out += markdown_table(*workload_table(w, table[w], order))
         columns = counter_columns(table[w])
         rows = counter_rows(table[w], order, columns)
         if rows:
@@ -675,6 +849,8 @@ def markdown(table, order, header, model=None):
             out.append("")
             out += markdown_table(["config"] + [n for n, _ in columns], rows)
     out.append(LEGEND)
+    if any(w in SERVER_WORKLOADS for w in table):
+        out += ["", SERVER_LEGEND]
     if model:
         out += [""] + cost_model_lines(model)
     return "\n".join(out) + "\n"
@@ -691,7 +867,8 @@ def print_aligned(header, rows):
 def terminal(table, order):
     for w in sorted(table):
         print(f"\n({w}) {WORKLOADS[w][0]}")
-        print_aligned(COLUMNS, [list(r) for r in table_rows(w, table[w], order)])
+        header, rows = workload_table(w, table[w], order)
+        print_aligned(header, [list(r) for r in rows])
         columns = counter_columns(table[w])
         rows = counter_rows(table[w], order, columns)
         if rows:
@@ -699,14 +876,48 @@ def terminal(table, order):
             print_aligned(["config"] + [n for n, _ in columns], rows)
 
 
-def plot(json_path):
+def plot(json_path, out_dir=BENCH_OUT):
     python = os.path.join(VENV, "bin", "python")
     script = os.path.join(HARNESS, "kmmlib", "plot.py")
-    res = subprocess.run([python, script, json_path, BENCH_OUT],
+    res = subprocess.run([python, script, json_path, out_dir],
                          capture_output=True, text=True, check=False)
     if res.returncode != 0:
         die("plotting failed:\n" + res.stdout + res.stderr)
     return res.stdout.split()
+
+
+def choose(quick, workloads, configs, default_workloads=None):
+    """The workloads and the run labels of the configurations to run, and
+    whether CONFIGS= chose them; dies on an unknown one."""
+    chosen = configs is not None
+    workloads = workloads or default_workloads or (
+        QUICK_WORKLOADS if quick else FULL_WORKLOADS)
+    configs = configs or (QUICK_CONFIGS if quick else DEFAULT_CONFIGS)
+    for w in workloads:
+        if w not in WORKLOADS:
+            die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
+    for c in configs:
+        if not known_config(c):
+            die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
+                "or kmmscand:knob=value[:knob=value...], or "
+                "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N], each with "
+                f"{MGLRU_SUFFIX} after it or not")
+    server_only = [c for c in configs
+                   if c.partition(RUN_MARK)[0].removesuffix(MGLRU_SUFFIX)
+                   in SERVER_ONLY_CONFIGS]
+    others = [w for w in workloads if w not in SERVER_WORKLOADS]
+    if server_only and others:
+        die(f"{' '.join(server_only)} runs with server workloads only "
+            f"({' '.join(SERVER_WORKLOADS)}), not {' '.join(others)}")
+    return workloads, run_labels(configs), chosen
+
+
+def write_plan(plan, out_dir):
+    ensure_dir(out_dir)
+    path = os.path.join(out_dir, "plan.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(plan) + "\n")
+    return path
 
 
 def bench(quick=False, workloads=None, configs=None, image=None):
@@ -720,24 +931,13 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         die(f"no kernel image at {image}")
     tierbench = build_workload("tierbench", ("-lnuma", "-lm"))
     check_hmat()
-    chosen = configs is not None
-    workloads = workloads or (QUICK_WORKLOADS if quick else FULL_WORKLOADS)
-    configs = configs or (QUICK_CONFIGS if quick else DEFAULT_CONFIGS)
-    for w in workloads:
-        if w not in WORKLOADS:
-            die(f"unknown workload {w}; known: {' '.join(WORKLOADS)}")
-    for c in configs:
-        if not known_config(c):
-            die(f"unknown configuration {c}; known: {' '.join(CONFIGS)}, "
-                "or kmmscand:knob=value[:knob=value...], or "
-                "damon-paddr:ms=N[:bytes=N][:reset_interval_ms=N], each with "
-                f"{MGLRU_SUFFIX} after it or not")
-    configs = run_labels(configs)
-    ensure_dir(BENCH_OUT)
+    workloads, configs, chosen = choose(quick, workloads, configs)
+    mcbench = ""
+    if any(w in SERVER_WORKLOADS for w in workloads):
+        deps.ensure_server()
+        mcbench = build_mcbench()
     plan = make_plan(workloads, configs, quick, chosen)
-    plan_path = os.path.join(BENCH_OUT, "plan.txt")
-    with open(plan_path, "w", encoding="utf-8") as f:
-        f.write("\n".join(plan) + "\n")
+    plan_path = write_plan(plan, BENCH_OUT)
     budget = 120 + 2 * sum(
         (QUICK_SECONDS if quick else WORKLOADS[w][2]) + RUN_SETUP_S
         + RUN_SETUP_EXTRA_S.get(w, 0)
@@ -746,7 +946,7 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         f"configurations each) in one boot of {image}")
     col = Collector(len(plan))
     log = os.path.join(LOGS, "bench-console.log")
-    res = vm.boot(image, f"sh {GUEST} {tierbench} {plan_path}",
+    res = vm.boot(image, f"sh {GUEST} {tierbench} {plan_path} {mcbench}",
                   timeout=budget, echo=col.line, log=log)
     splats = res.splats()
     for s in splats:
@@ -760,27 +960,39 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         die(f"benchmark runs failed: {' '.join(failed) or 'guest script'} "
             f"(guest status {status}, {len(col.runs)}/{len(plan)} runs); "
             f"see {log}")
-    table = derive(col.runs)
-    model = cost_model(col.runs)
     header = (f"make bench{' --quick' if quick else ''}: {base_line()}; "
               f"release kernel, {'KVM' if res_kvm(log) else 'TCG'}, "
               f"{res.elapsed:.0f} s")
+    report(col.runs, quick, workloads, configs, header, BENCH_OUT,
+           splats=len(splats), emulated=True)
+    if splats:
+        die(f"{len(splats)} kernel splat(s) during the benchmark; see {log}")
+    return 0
+
+
+def report(runs, quick, workloads, configs, header, out_dir, splats=0,
+           emulated=True):
+    """bench.json, table.md and the plots in out_dir; the tables on the
+    terminal.  emulated: name the runs TCG disturbed (stalled_runs())."""
+    table = derive(runs)
+    model = cost_model(runs)
     doc = {"header": header, "quick": quick, "seed": SEED,
            "workloads": {w: WORKLOADS[w][0] for w in workloads},
            "configs": {c: describe_config(c) for c in configs},
-           "runs": col.runs, "table": table, "splats": len(splats),
+           "runs": runs, "table": table, "splats": splats,
            "cost_model": model and dict(model,
                                         text=cost_model_lines(model))}
-    json_path = os.path.join(BENCH_OUT, "bench.json")
+    json_path = os.path.join(out_dir, "bench.json")
     with open(json_path, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=1)
     md = markdown(table, configs, header, model)
-    stalled = stalled_runs(col.runs, quick)
+    stalled = stalled_runs(runs, quick) if emulated else []
     if stalled:
         md += ("\nRuns disturbed by the emulator (a thread charged more CPU "
                "than the run lasted; rerun them):\n\n" +
                "".join(f"- {s}\n" for s in stalled))
-    with open(os.path.join(BENCH_OUT, "table.md"), "w", encoding="utf-8") as f:
+    table_path = os.path.join(out_dir, "table.md")
+    with open(table_path, "w", encoding="utf-8") as f:
         f.write(md)
     terminal(table, configs)
     if model:
@@ -788,14 +1000,16 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         print("\n".join(cost_model_lines(model)))
     for s in stalled:
         say(f"disturbed by the emulator, rerun it: {s}")
-    pngs = plot(json_path)
+    pngs = plot(json_path, out_dir)
     print()
     say(f"results: {os.path.relpath(json_path, REPO)}, "
-        f"{os.path.relpath(os.path.join(BENCH_OUT, 'table.md'), REPO)}, "
+        f"{os.path.relpath(table_path, REPO)}, "
         + ", ".join(os.path.relpath(p, REPO) for p in pngs))
-    if splats:
-        die(f"{len(splats)} kernel splat(s) during the benchmark; see {log}")
-    return 0
+
+
+def build_mcbench():
+    """The server workloads' client (harness/workloads/mcbench.c)."""
+    return build_workload("mcbench", ("-lnuma", "-lm", "-lpthread"))
 
 
 def guest_status(res, col):

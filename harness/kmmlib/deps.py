@@ -59,7 +59,9 @@ def install_apt(pkgs):
     run(["apt-get", "install", "-y", "--no-install-recommends"] + pkgs,
         env={"DEBIAN_FRONTEND": "noninteractive"}, log=log,
         what="apt-get install")
-    still = missing_packages()
+    still = [p for p in missing_packages() + [
+        p for p, probe in SERVER_PACKAGES.items() if not os.path.exists(probe)]
+        if p in pkgs]
     if still:
         die("still missing after apt-get install: " + " ".join(still))
 
@@ -86,6 +88,42 @@ def ensure():
     if pkgs:
         install_apt(pkgs)
     install_venv()
+
+
+# The server workload of make bench (s): memcached, which the VM sees on
+# the host's filesystem, and numactl's migratepages (APT_PACKAGES).
+SERVER_PACKAGES = {"memcached": "/usr/bin/memcached"}
+
+
+def ensure_server():
+    """memcached for make bench's server workload; installed on first use
+    only, as no other step needs it."""
+    missing = [p for p, probe in SERVER_PACKAGES.items()
+               if not os.path.exists(probe)]
+    if missing:
+        install_apt(missing)
+
+
+def ensure_plot_venv():
+    """matplotlib in build/venv for the plots, and nothing else: make bench
+    HOST=1 runs on a user's machine, where make bench's other dependencies
+    (QEMU, virtme-ng, the kernel's build dependencies) are not needed and
+    nothing is installed on the system."""
+    python = os.path.join(VENV, "bin", "python")
+    log = os.path.join(LOGS, "deps.log")
+    if not os.path.exists(python):
+        if not have_ensurepip():
+            die("no python3 venv support for the plots' matplotlib "
+                "(apt install python3-venv)")
+        say(f"creating {VENV} for matplotlib (the plots)")
+        run([shutil.which("python3") or "python3", "-m", "venv", VENV],
+            log=log, what="python3 -m venv")
+    probe = subprocess.run([python, "-c", "import matplotlib"],
+                           capture_output=True, check=False)
+    if probe.returncode != 0:
+        say(f"installing {MATPLOTLIB} into {VENV}")
+        run([os.path.join(VENV, "bin", "pip"), "install", "-q", MATPLOTLIB],
+            log=log, what=f"pip install {MATPLOTLIB}")
 
 
 def ensure_plotting():

@@ -4,9 +4,10 @@ usage: plot.py BENCH_JSON OUT_DIR
 Writes, per workload, hot-<w>.png (share of the hot set on the fast node
 over time, one line per configuration), hit-<w>.png (share of the
 accesses the fast node serves, and that share over the best as many
-fast-node pages could serve, over time), and cost.png (CPU seconds spent on
+fast-node pages could serve, over time), cost.png (CPU seconds spent on
 promotion per configuration and workload: kmmscand's thread and the
-application's system time).  Prints the paths written.
+application's system time), and for a server workload server-<w>.png (the
+server's memory on the fast node and the client's throughput over time).  Prints the paths written.
 """
 
 import json
@@ -86,6 +87,39 @@ def hit_plot(doc, workload, out_dir):
     return save(fig, out_dir, f"hit-{workload}.png")
 
 
+def server_plot(doc, workload, out_dir):
+    """None unless the workload's samples are a server's (fast_mib)."""
+    runs = [r for r in doc["runs"] if r["workload"] == workload and
+            r["samples"] and "fast_mib" in r["samples"][0]]
+    if not runs:
+        return None
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
+    for run in runs:
+        s = run["samples"]
+        t = [x["t"] for x in s]
+        style = dashed(run["config"])
+        top.plot(t, [x["fast_mib"] for x in s], label=run["config"],
+                 linestyle=style)
+        # The last sample follows the one before by a moment: intervals
+        # under half a second give no rate worth plotting.
+        steps = [(a, b) for a, b in zip(s, s[1:]) if b["t"] - a["t"] >= 0.5]
+        bottom.plot([b["t"] for _, b in steps],
+                    [(b["ops"] - a["ops"]) / (b["t"] - a["t"])
+                     for a, b in steps], label=run["config"], linestyle=style)
+    hot = runs[0].get("result") and runs[0]["result"].get("hot_mib")
+    if hot:
+        top.axhline(hot, color="grey", linewidth=0.8, linestyle=":",
+                    label="hot set")
+    top.set_title(title(doc, workload), fontsize=9)
+    top.set_ylabel("server memory on the fast node (MiB)")
+    bottom.set_ylabel("gets per second")
+    bottom.set_xlabel("seconds")
+    for ax in (top, bottom):
+        ax.grid(alpha=0.3)
+    top.legend(fontsize=7)
+    return save(fig, out_dir, f"server-{workload}.png")
+
+
 def cost_plot(doc, out_dir):
     workloads = sorted(doc["workloads"])
     configs = [c for c in doc["configs"] if c not in ("none", "oracle")]
@@ -124,6 +158,7 @@ def main():
     for w in sorted(doc["workloads"]):
         paths.append(hot_share_plot(doc, w, sys.argv[2]))
         paths.append(hit_plot(doc, w, sys.argv[2]))
+        paths.append(server_plot(doc, w, sys.argv[2]))
     paths.append(cost_plot(doc, sys.argv[2]))
     paths = [p for p in paths if p]
     print("\n".join(paths))

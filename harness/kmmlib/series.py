@@ -141,7 +141,7 @@ def local_full_run():
         doc = json.load(f)
     return (not doc.get("quick") and
             set(bench.FULL_WORKLOADS) <= set(doc.get("workloads", ())) and
-            set(bench.CONFIGS) <= set(doc.get("configs", ())))
+            set(bench.DEFAULT_CONFIGS) <= set(doc.get("configs", ())))
 
 
 def readme_table():
