@@ -183,8 +183,11 @@ def build_workload(name, libs=("-lnuma",)):
     as the host's seen from the VM, uses it as it is)."""
     out = os.path.join(WORKLOADS_BIN, name)
     src = os.path.join(WORKLOADS_SRC, f"{name}.c")
-    if (os.path.exists(out) and
-            os.path.getmtime(out) >= os.path.getmtime(src)):
+    # The headers the workloads share count as sources of each
+    newest = max(os.path.getmtime(os.path.join(WORKLOADS_SRC, f))
+                 for f in os.listdir(WORKLOADS_SRC)
+                 if f == f"{name}.c" or f.endswith(".h"))
+    if os.path.exists(out) and os.path.getmtime(out) >= newest:
         return out
     ensure_dir(WORKLOADS_BIN)
     run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,

@@ -64,6 +64,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "vmstat_delta.h"
 
 #define MIB		(1UL << 20)
 #define MAX_CONNS	64
@@ -426,57 +427,6 @@ static unsigned long vmstat(const char *key)
 			sum += v;
 	fclose(f);
 	return sum;
-}
-
-/* The counters whose deltas the V line gives (as tierbench's). */
-static const char *const delta_prefixes[] = {
-	"kmmscand_", "numa_", "pgpromote_", "pgdemote_", "pgmigrate_",
-	"thp_migration_", "pageoutrun", "kswapd_", "allocstall_",
-	"pgscan_", "pgsteal_", "compact_",
-};
-
-#define MAX_VMSTAT	512
-
-struct vmstat_snap {
-	int n;
-	char name[MAX_VMSTAT][64];
-	unsigned long v[MAX_VMSTAT];
-};
-
-static void vmstat_snap(struct vmstat_snap *s)
-{
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	if (!f)
-		die("/proc/vmstat");
-	s->n = 0;
-	while (s->n < MAX_VMSTAT &&
-	       fscanf(f, "%63s %lu", s->name[s->n], &s->v[s->n]) == 2)
-		s->n++;
-	fclose(f);
-}
-
-static void print_vmstat_deltas(const struct vmstat_snap *a,
-				const struct vmstat_snap *b)
-{
-	int i, j;
-	size_t p;
-
-	printf("V");
-	for (i = 0; i < b->n; i++) {
-		for (p = 0; p < sizeof(delta_prefixes) / sizeof(*delta_prefixes);
-		     p++)
-			if (!strncmp(b->name[i], delta_prefixes[p],
-				     strlen(delta_prefixes[p])))
-				break;
-		if (p == sizeof(delta_prefixes) / sizeof(*delta_prefixes))
-			continue;
-		for (j = 0; j < a->n && strcmp(a->name[j], b->name[i]); j++)
-			;
-		printf(" %s=%lu", b->name[i],
-		       b->v[i] - (j < a->n ? a->v[j] : 0));
-	}
-	printf("\n");
 }
 
 /* utime and stime of /proc/@pid/stat (all its threads), seconds. */
