@@ -280,7 +280,6 @@
 #include <linux/mm.h>
 #include <linux/mm_inline.h>
 #include <linux/mmu_notifier.h>
-#include <linux/oom.h>
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
 #include <linux/pid_namespace.h>
@@ -824,6 +823,8 @@ struct kmmscand_batch {
  * @batch: where candidates go
  * @last_folio: the folio queued last, to queue a PTE-mapped large folio once
  * @step_left: bytes of address space the scan step may still cover
+ * @skips: regions and VMAs passed over by the walk, each charged to the
+ *	step as one page
  * @next_addr: where a walk that stopped early resumes
  * @scanned: base pages examined
  * @accessed: accessed slow-tier base pages found
@@ -859,6 +860,7 @@ struct kmmscand_walk_ctl {
 	struct kmmscand_batch *batch;
 	struct folio *last_folio;
 	unsigned long step_left;
+	unsigned long skips;
 	unsigned long next_addr;
 	unsigned long scanned;
 	unsigned long accessed;
@@ -1487,18 +1489,18 @@ static bool kmmscand_should_stop(void)
  * pages_to_scan, at least one PTE table (kmmscand_step_share()): a scan that
  * needs more is put off where it stopped, and the mm is queued as due from then
  * on, behind the mms that were due before it, so a large or busy mm cannot hold
- * back the others.  A region passed over as cold costs what one page does.  The
- * thread then sleeps until the first slot is due, and at least scan_sleep_ms.
- * A wake-up and a pass thus cost in proportion to the mms that are due,
- * whatever the number of mms tracked, and an mm costs nothing between its
- * scans: one lock round trip and two O(log n) queue operations per scan.
+ * back the others.  A region or a VMA passed over costs what one page does.
+ * The thread then sleeps until the first slot is due, and at least
+ * scan_sleep_ms.  A wake-up and a pass thus cost in proportion to the mms that
+ * are due, whatever the number of mms tracked, and an mm costs nothing between
+ * its scans: one lock round trip and two O(log n) queue operations per scan.
  *
  * Every wait of an mm is its due time: its scan period, the delay before its
  * first scan, a node it can only promote to backing off or out of rate, an idle
  * mm passed over.  A new mm due before the thread wakes up wakes it
  * (__kmmscand_enter()).  A knob write that shortens the waits re-queues every
- * slot by its new due time (kmmscand_recheck_waits()), in O(n log n) under
- * kmmscand_mm_lock, once per write.
+ * slot by its new due time (kmmscand_recheck_waits()), looking only at the
+ * slots due after the new bounds, under kmmscand_mm_lock, once per write.
  */
 
 static bool kmmscand_due_less(struct rb_node *a, const struct rb_node *b)
@@ -2696,6 +2698,7 @@ static bool kmmscand_region_skipped(struct kmmscand_walk_ctl *ctl,
 		return false;
 
 	ctl->skipped += end - addr;
+	ctl->skips++;
 	trace_kmmscand_skip_region(ctl->mm, addr, end, r->reason);
 	return true;
 }
@@ -2725,6 +2728,7 @@ static int kmmscand_pmd_entry(pmd_t *pmd, unsigned long addr,
 		    !kmmscand_policy_allows(walk->vma, end - PAGE_SIZE,
 					    ctl->task_mof)) {
 			ctl->skipped += end - addr;
+			ctl->skips++;
 			trace_kmmscand_skip_region(ctl->mm, addr, end,
 						   KMMSCAND_SKIP_MEMPOLICY);
 			goto next;
@@ -2872,10 +2876,10 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 }
 
 /*
- * Walk VMAs from the cursor on until the budget of the scan or of the step
- * is spent or the address space ends.  Skipped VMAs cost no budget; a
- * region passed over costs the step one page.  Return true when the scan
- * is complete, false when it was put off.
+ * Walk VMAs from the cursor on until the budget of the scan or of the step is
+ * spent or the address space ends.  Skipped VMAs cost the scan no budget; each,
+ * and each region passed over, costs the step one page.  Return true when the
+ * scan is complete, false when it was put off.
  */
 static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			     struct kmmscand_walk_ctl *ctl)
@@ -2906,8 +2910,10 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 			ms->shared_policy = true;
 		ctl->next_addr = end;
 		ctl->skipped = 0;
+		ctl->skips = 0;
 		ret = walk_page_range(mm, start, end, &kmmscand_walk_ops, ctl);
 		if (ctl->vma_skipped) {
+			ctl->step_left -= min(PAGE_SIZE, ctl->step_left);
 			ms->address = vma->vm_end;
 			cond_resched();
 			continue;
@@ -2919,7 +2925,7 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		/* What was passed over costs no budget of the scan */
 		walked = ctl->next_addr - start - ctl->skipped;
 		ms->scan_left -= walked;
-		walked += (ctl->skipped >> PMD_SHIFT) << PAGE_SHIFT;
+		walked += ctl->skips << PAGE_SHIFT;
 		ctl->step_left -= min(walked, ctl->step_left);
 		ms->address = ctl->next_addr;
 		if (ret == KMMSCAND_WALK_FULL) {
@@ -3198,18 +3204,20 @@ static bool kmmscand_adopt_pending;
  */
 static bool kmmscand_adopt(struct task_struct *task)
 {
+	struct mm_struct *mm = NULL;
 	struct task_struct *t;
-	struct mm_struct *mm;
 	bool new;
 
-	if (task->flags & PF_KTHREAD)
+	/* get_task_mm() passes over kernel threads */
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		mm = get_task_mm(t);
+		if (mm)
+			break;
+	}
+	rcu_read_unlock();
+	if (!mm)
 		return false;
-	t = find_lock_task_mm(task);
-	if (!t)
-		return false;
-	mm = t->mm;
-	mmget(mm);
-	task_unlock(t);
 	new = !test_bit(MMF_VM_KMMSCAND, &mm->flags);
 	if (new)
 		__kmmscand_enter(mm, task);
@@ -3311,18 +3319,18 @@ static void kmmscand_do_pass(void)
  * shorter ends no later than they say, from now.  Before the first scan of
  * an mm that is scan_delay_ms, after it the longest scan period.  A wait
  * for a node to take promotions again may be cut short too, and is then
- * taken up again by kmmscand_targets_closed().  The queue is built anew,
- * since the new due times need not keep the old order.
+ * taken up again by kmmscand_targets_closed().  Only the slots due after
+ * the earlier of the two bounds can change: they are the last in the
+ * queue, and are looked at from its end and queued again if cut short.
  */
 static void kmmscand_recheck_waits(void)
 {
 	static unsigned int checked_gen;
 	unsigned int gen = READ_ONCE(kmmscand_knob_gen);
-	unsigned long now = jiffies, delay, period;
+	unsigned long now = jiffies, delay, period, bound, lowest;
+	struct rb_node *node, *prev;
 	struct kmmscand_mm_slot *ms;
-	struct rb_root_cached old;
 	struct kmmscand_tuning t;
-	struct rb_node *node;
 
 	if (likely(gen == checked_gen))
 		return;
@@ -3330,15 +3338,19 @@ static void kmmscand_recheck_waits(void)
 	kmmscand_read_tuning(&t);
 	delay = now + msecs_to_jiffies(READ_ONCE(kmmscand_scan_delay_ms));
 	period = now + msecs_to_jiffies(t.period_ms.max);
+	lowest = time_before(delay, period) ? delay : period;
 
 	spin_lock(&kmmscand_mm_lock);
-	old = kmmscand_scan.due;
-	kmmscand_scan.due = RB_ROOT_CACHED;
-	while ((node = rb_first_cached(&old))) {
+	for (node = rb_last(&kmmscand_scan.due.rb_root); node; node = prev) {
+		prev = rb_prev(node);
 		ms = rb_entry(node, struct kmmscand_mm_slot, due);
-		kmmscand_unqueue(&old, ms);
-		if (time_after(ms->next_scan, ms->begun ? period : delay))
-			ms->next_scan = ms->begun ? period : delay;
+		if (!time_after(ms->next_scan, lowest))
+			break;
+		bound = ms->begun ? period : delay;
+		if (!time_after(ms->next_scan, bound))
+			continue;
+		kmmscand_unqueue(&kmmscand_scan.due, ms);
+		ms->next_scan = bound;
 		kmmscand_queue(&kmmscand_scan.due, ms);
 	}
 	spin_unlock(&kmmscand_mm_lock);
