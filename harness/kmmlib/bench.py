@@ -652,32 +652,33 @@ def lead_cells(c, t):
             fmt(t["kmmscand_cpu_s"], ".2f"), fmt(t.get("damon_cpu_s"), ".2f"))
 
 
+def config_rows(cfgs, order, cells):
+    """A row per configuration of order that cfgs has: lead_cells() and
+    then cells(figures)."""
+    return [lead_cells(c, cfgs[c]) + cells(cfgs[c])
+            for c in order if c in cfgs]
+
+
 def server_table_rows(cfgs, order):
-    rows = []
-    for c in order:
-        if c not in cfgs:
-            continue
-        t = cfgs[c]
-        rows.append(lead_cells(c, t) + (
-            fmt(t["server_sys_s"], ".2f"),
-            fmt(t["server_sys_us_per_get"], ".1f"),
-            fmt(t["server_user_s"], ".2f"),
-            f"{t['hint_faults']:.0f}",
-            fmt(t["ops_per_s"], ".0f"),
-            fmt(t["tail_ops_per_s"], ".0f"),
-            fmt_x(t["ops_vs_oracle"]),
-            fmt(t["lat_mean_us"], ".0f"), fmt(t["lat_p99_us"], ".0f"),
-            fmt(t["tail_lat_p99_us"], ".0f"),
-            fmt(t["t50_s"]), fmt(t["t90_s"]),
-            fmt_x(t["t90_vs_numab"]), fmt(t["hot_on_slow_pct"]),
-            fmt(t["cold_promoted_pct"], ".2f"),
-            fmt(t["fast_mib_start"], ".0f"),
-            fmt(t["fast_mib_end"], ".0f"),
-            fmt(t["promoted_mb"], ".0f"), fmt(t["hot_mib"], ".0f"),
-            fmt(t["promoted_vs_hot"], ".2f"),
-            f"{t['ptes'] / 1e6:.2f}M",
-            f"{t['lost_keys']:.0f}/{t['keys']:.0f}"))
-    return rows
+    return config_rows(cfgs, order, lambda t: (
+        fmt(t["server_sys_s"], ".2f"),
+        fmt(t["server_sys_us_per_get"], ".1f"),
+        fmt(t["server_user_s"], ".2f"),
+        f"{t['hint_faults']:.0f}",
+        fmt(t["ops_per_s"], ".0f"),
+        fmt(t["tail_ops_per_s"], ".0f"),
+        fmt_x(t["ops_vs_oracle"]),
+        fmt(t["lat_mean_us"], ".0f"), fmt(t["lat_p99_us"], ".0f"),
+        fmt(t["tail_lat_p99_us"], ".0f"),
+        fmt(t["t50_s"]), fmt(t["t90_s"]),
+        fmt_x(t["t90_vs_numab"]), fmt(t["hot_on_slow_pct"]),
+        fmt(t["cold_promoted_pct"], ".2f"),
+        fmt(t["fast_mib_start"], ".0f"),
+        fmt(t["fast_mib_end"], ".0f"),
+        fmt(t["promoted_mb"], ".0f"), fmt(t["hot_mib"], ".0f"),
+        fmt(t["promoted_vs_hot"], ".2f"),
+        f"{t['ptes'] / 1e6:.2f}M",
+        f"{t['lost_keys']:.0f}/{t['keys']:.0f}"))
 
 
 def workload_table(w, cfgs, order):
@@ -697,30 +698,24 @@ COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
 
 
 def table_rows(w, cfgs, order):
-    rows = []
-    for c in order:
-        if c not in cfgs:
-            continue
-        t = cfgs[c]
-        rows.append(lead_cells(c, t) + (
-            fmt(t["app_sys_s"], ".2f"),
-            fmt(t.get("kswapd_cpu_s"), ".2f"),
-            fmt(t.get("kcompactd_cpu_s"), ".2f"),
-            fmt(t["t50_s"]), fmt(t["t90_s"]),
-            fmt_x(t["t90_vs_numab"]),
-            fmt(t.get("t90_worst_s")), fmt(t.get("t90_median_s")),
-            fmt(t["hot_on_slow_pct"]),
-            fmt(t["cold_promoted_pct"], ".2f"),
-            fmt_x(t["ops_vs_oracle"]),
-            fmt_x(t["tail_ops_vs_oracle"]),
-            fmt_x(t["cost_vs_numab"]),
-            f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
-            rate(t["mbps"], t["peak_mbps"]),
-            fmt(pages_mb(t["demoted_pages"]), ".0f"),
-            f"{t['pingpong_pages']:.0f}",
-            fmt(t.get("min_free_over_min_mib"), ".2f"),
-            t.get("kswapd_gave_up") or "-"))
-    return rows
+    return config_rows(cfgs, order, lambda t: (
+        fmt(t["app_sys_s"], ".2f"),
+        fmt(t.get("kswapd_cpu_s"), ".2f"),
+        fmt(t.get("kcompactd_cpu_s"), ".2f"),
+        fmt(t["t50_s"]), fmt(t["t90_s"]),
+        fmt_x(t["t90_vs_numab"]),
+        fmt(t.get("t90_worst_s")), fmt(t.get("t90_median_s")),
+        fmt(t["hot_on_slow_pct"]),
+        fmt(t["cold_promoted_pct"], ".2f"),
+        fmt_x(t["ops_vs_oracle"]),
+        fmt_x(t["tail_ops_vs_oracle"]),
+        fmt_x(t["cost_vs_numab"]),
+        f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
+        rate(t["mbps"], t["peak_mbps"]),
+        fmt(pages_mb(t["demoted_pages"]), ".0f"),
+        f"{t['pingpong_pages']:.0f}",
+        fmt(t.get("min_free_over_min_mib"), ".2f"),
+        t.get("kswapd_gave_up") or "-"))
 
 
 MIB = 1 << 20
