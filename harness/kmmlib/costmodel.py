@@ -38,7 +38,7 @@ PROJ_MAPPED_MIB = 1 << 20
 PROJ_HOT_SHARE = 0.05
 
 # The defaults of mm/kmmscand.c the projection is computed from.
-DEFAULTS = ("KMMSCAND_SCAN_SLEEP_MS", "KMMSCAND_SCAN_PERIOD_MAX_MS",
+DEFAULTS = ("KMMSCAND_SCAN_PERIOD_MAX_MS",
             "KMMSCAND_SCAN_SIZE_MIN_MB", "KMMSCAND_SMART_SCAN_MAX_SKIPS",
             "KMMSCAND_PMD_OLD_MAX_SKIPS", "KMMSCAND_MIN_ACCESSED_PAGES")
 
@@ -166,7 +166,8 @@ def projection(d):
     rates = [visits * read * PTES_PER_TABLE, 0.0, PROJ_MMS / period_s]
     facts = {"passes": visits * (1 - read), "period_s": period_s, "regions": regions, "smart": smart,
              "pmd": pmd, "read": read, "read_mib": read_mib,
-             "slot_checks": PROJ_MMS * 1000 / d["KMMSCAND_SCAN_SLEEP_MS"]}
+             # each scan takes its slot off the due queue and puts it back
+             "queue_ops": 2 * PROJ_MMS / period_s}
     return rates, facts
 
 
@@ -278,10 +279,9 @@ def cost_model_lines(m):
         f"({PTES_PER_TABLE} PTEs).",
         f"- Not costed on their own: {f['passes']:,.0f} region visits a "
         "second that pass over a region (a lookup each; in the fitted "
-        "costs only as far as the runs had them), and the walk of the slot "
-        "list every "
-        f"KMMSCAND_SCAN_SLEEP_MS ({d['KMMSCAND_SCAN_SLEEP_MS']} ms), "
-        f"{f['slot_checks']:,.0f} slot checks a second, which no counter "
-        "counts (likewise), and the first scans that prime the regions.",
+        "costs only as far as the runs had them), "
+        f"{f['queue_ops']:,.0f} O(log n) operations a second on the queue "
+        "of mms by due time (two per scan; no counter counts them, "
+        "likewise), and the first scans that prime the regions.",
     ]
     return out

@@ -1126,13 +1126,32 @@ static void rendezvous(void)
 	}
 }
 
+/* What a run is measured by, read at its start and at its end */
+struct run_snap {
+	double server_user, server_sys;
+	double kmmscand, kdamond, kswapd, kcompactd;	/* CPU seconds */
+	unsigned long hint_faults, promoted, demoted;
+};
+
+static void run_snap(struct run_snap *s)
+{
+	if (proc_cpu(o.pid, &s->server_user, &s->server_sys))
+		fail("no server process");
+	s->kmmscand = kthread_cpu("kmmscand");
+	s->kdamond = kthread_cpu("kdamond.");
+	s->kswapd = kthread_cpu("kswapd");
+	s->kcompactd = kthread_cpu("kcompactd");
+	s->hint_faults = vmstat("numa_hint_faults");
+	s->promoted = vmstat("pgpromote_success");
+	s->demoted = vmstat("pgdemote_");
+}
+
 static void do_run(void)
 {
-	double *cdf, chunk, data_mib, hot_mib, hot_share, u0, s0, u1, s1;
-	double km0, km1, dm0, dm1, ks0, ks1, kc0, kc1, t_run, mean, p99;
+	double *cdf, chunk, data_mib, hot_mib, hot_share, t_run, mean, p99;
 	double tmean, tp99, peak = 0, t_active = 0, t_map, psz_mib;
-	unsigned long hot_keys, missing, bad, hint0, hint1, prom0, prom1;
-	unsigned long dem0, dem1, evict, found;
+	unsigned long hot_keys, missing, bad, evict, found;
+	struct run_snap r0, r1;
 	struct vmstat_snap *v0 = xmalloc(sizeof(*v0)), *v1 = xmalloc(sizeof(*v1));
 	const struct sample *e;
 	size_t tail_from;
@@ -1177,15 +1196,7 @@ static void do_run(void)
 		rendezvous();
 	rng_state = mix64(o.seed);
 
-	if (proc_cpu(o.pid, &u0, &s0))
-		fail("no server process");
-	km0 = kthread_cpu("kmmscand");
-	dm0 = kthread_cpu("kdamond.");
-	ks0 = kthread_cpu("kswapd");
-	kc0 = kthread_cpu("kcompactd");
-	hint0 = vmstat("numa_hint_faults");
-	prom0 = vmstat("pgpromote_success");
-	dem0 = vmstat("pgdemote_");
+	run_snap(&r0);
 	vmstat_snap(v0);
 	run_t0 = now();
 	take_sample(0);
@@ -1196,14 +1207,7 @@ static void do_run(void)
 	stop_sampler = 1;
 	pthread_join(th, NULL);
 	take_sample(t_run);
-	proc_cpu(o.pid, &u1, &s1);
-	km1 = kthread_cpu("kmmscand");
-	dm1 = kthread_cpu("kdamond.");
-	ks1 = kthread_cpu("kswapd");
-	kc1 = kthread_cpu("kcompactd");
-	hint1 = vmstat("numa_hint_faults");
-	prom1 = vmstat("pgpromote_success");
-	dem1 = vmstat("pgdemote_");
+	run_snap(&r1);
 	vmstat_snap(v1);
 
 	latency_stats(0, &mean, &p99);
@@ -1240,11 +1244,17 @@ static void do_run(void)
 	       crossing(50), crossing(90), nlat, nlat / t_run,
 	       t_run - 0.75 * o.secs > 0 ?
 	       (nlat - tail_from) / (t_run - 0.75 * o.secs) : 0,
-	       mean, p99, tmean, tp99, u1 - u0, s1 - s0, s1 - s0, u1 - u0,
-	       km1 - km0, dm1 - dm0, ks1 - ks0, kc1 - kc0, hint1 - hint0,
-	       prom1 - prom0, (prom1 - prom0) * psz_mib,
-	       t_active > 0 ? (prom1 - prom0) * psz_mib / t_active : 0, peak,
-	       e->ptes - samples[0].ptes, dem1 - dem0, o.keys, o.vlen, chunk,
+	       mean, p99, tmean, tp99, r1.server_user - r0.server_user,
+	       r1.server_sys - r0.server_sys, r1.server_sys - r0.server_sys,
+	       r1.server_user - r0.server_user, r1.kmmscand - r0.kmmscand,
+	       r1.kdamond - r0.kdamond, r1.kswapd - r0.kswapd,
+	       r1.kcompactd - r0.kcompactd, r1.hint_faults - r0.hint_faults,
+	       r1.promoted - r0.promoted,
+	       (r1.promoted - r0.promoted) * psz_mib,
+	       t_active > 0 ?
+	       (r1.promoted - r0.promoted) * psz_mib / t_active : 0, peak,
+	       e->ptes - samples[0].ptes, r1.demoted - r0.demoted, o.keys,
+	       o.vlen, chunk,
 	       data_mib, npages, found, hot_keys, hot_pages, hot_mib,
 	       hot_share, e->hot, e->cold, e->hit, e->ohit, e->fast,
 	       samples[0].fast_mib, samples[0].slow_mib, e->fast_mib,
