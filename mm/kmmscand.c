@@ -292,6 +292,7 @@
 #include <linux/sort.h>
 #include <linux/swap.h>
 #include <linux/sysfs.h>
+#include <linux/task_work.h>
 #include <linux/threads.h>
 #include <linux/xarray.h>
 
@@ -471,12 +472,31 @@
 #define KMMSCAND_BATCH_MAX		512
 
 /*
- * KMMSCAND_BATCH_PAGES: the batch is migrated with the mmap_lock of the mm
- * held for read; 16 MiB of copying is a few milliseconds, which bounds how
- * long a writer that arrives meanwhile may wait.  A single folio larger
+ * KMMSCAND_BATCH_PAGES: when the kmmscand thread migrates a batch itself,
+ * it does so with the mmap_lock of the mm held for read; 16 MiB of copying
+ * is a few milliseconds, which bounds how long a writer that arrives
+ * meanwhile may wait, and how long a thread of the mm that migrates it
+ * instead spends on its way back to user space.  A single folio larger
  * than this is still accepted into an empty batch.
  */
 #define KMMSCAND_BATCH_PAGES		(SZ_16M >> PAGE_SHIFT)
+
+/*
+ * Migration by a thread of the mm, see kmmscand_hand_off().
+ *
+ * KMMSCAND_HANDOFF_WAIT_MS: how long a batch handed to a thread that was
+ * running or runnable may wait for it to return to user space before the
+ * kmmscand thread migrates it itself.  A running thread is interrupted at
+ * once; a runnable one waits its turn, a few scheduler slices per runnable
+ * task of its CPU: some hundreds of milliseconds with a hundred of them.
+ * Past a second the thread most likely went to sleep in the kernel.
+ *
+ * KMMSCAND_RUNNER_THREADS: the threads of a process looked at for one that
+ * runs, which bounds the walk in a process of thousands of threads; past
+ * that many the scanning thread migrates itself.
+ */
+#define KMMSCAND_HANDOFF_WAIT_MS	1000
+#define KMMSCAND_RUNNER_THREADS		64
 
 /*
  * KMMSCAND_SLOTS_HASH_BITS: 1024 buckets keep the lookup in exit short with
@@ -673,7 +693,7 @@ struct kmmscand_hist_chunk {
  * struct kmmscand_heat - how hot the entries of one region have been
  * @lo: bit 0 of the heat of each entry, see KMMSCAND_HEAT_MAX
  * @hi: bit 1 of the heat of each entry
- * @promoted: kmmscand promoted the folio mapped by the entry
+ * @promoted: kmmscand isolated the folio mapped by the entry to promote it
  *
  * A PMD-mapped THP has its heat in entry 0.
  */
@@ -758,6 +778,9 @@ struct kmmscand_region {
  *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
  * @heat: the &struct kmmscand_heat of the regions of the mm that hold
  *	slow-tier memory, indexed by region index
+ * @handed: candidates handed to a thread of the mm, not known to be taken
+ * @handed_to: with @handed, that thread, with a reference
+ * @handed_at: with @handed, jiffies when they were handed to it
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -780,6 +803,9 @@ struct kmmscand_mm_slot {
 	struct kmmscand_region region;
 	struct xarray history;
 	struct xarray heat;
+	struct kmmscand_moves *handed;
+	struct task_struct *handed_to;
+	unsigned long handed_at;
 };
 
 /**
@@ -802,6 +828,24 @@ struct kmmscand_candidate {
 	unsigned int nr;
 	bool isolated;
 	bool failed;
+};
+
+/**
+ * struct kmmscand_moves - isolated candidates a thread of their mm migrates
+ * @work: queued on that thread, see kmmscand_hand_off()
+ * @folios: the isolated folios, linked through their lru field
+ * @mm: their mm, for the tracepoint only: it may be gone when they move
+ * @target: the node to migrate them to
+ * @nr: the number of entries
+ * @entry: the candidates, sorted by folio; the isolations hold them
+ */
+struct kmmscand_moves {
+	struct callback_head work;
+	struct list_head folios;
+	struct mm_struct *mm;
+	int target;
+	unsigned int nr;
+	struct kmmscand_candidate entry[] __counted_by(nr);
 };
 
 /**
@@ -903,6 +947,7 @@ static bool kmmscand_pmd_young __read_mostly;
 static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
 	KMMSCAND_SMART_SCAN_MAX_SKIPS;
 static bool kmmscand_skip_idle_mm __read_mostly = true;
+static bool kmmscand_migrate_by_owner __read_mostly = true;
 static struct kmmscand_tuning kmmscand_tuning = {
 	.period_ms = {
 		.min = KMMSCAND_SCAN_PERIOD_MIN_MS,
@@ -972,7 +1017,7 @@ struct kmmscand_node {
 	unsigned long limited_until;
 	unsigned long full_until;
 	unsigned int backoff_ms;
-	unsigned long promoted;
+	atomic_long_t promoted;
 	unsigned long demoted;
 	unsigned long room_wanted_until;
 	unsigned int threshold;
@@ -1276,8 +1321,9 @@ static unsigned int kmmscand_heat_note(struct kmmscand_heat *heat,
  * @threshold: the heat the target asks for
  *
  * An entry whose folio kmmscand promoted, and which is on the slow tier
- * again, was demoted meanwhile: it needs KMMSCAND_HEAT_PINGPONG, whatever
- * the threshold, before it is promoted again.
+ * again, was demoted meanwhile (or, rarely, failed to migrate): it needs
+ * KMMSCAND_HEAT_PINGPONG, whatever the threshold, before it is promoted
+ * again.
  *
  * Return: true if its folio is to be queued.
  */
@@ -1607,6 +1653,8 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 		wake_up_interruptible(&kmmscand_wait);
 }
 
+static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop);
+
 static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 {
 	struct mm_struct *mm = ms->slot.mm;
@@ -1621,6 +1669,7 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 	xa_for_each(&ms->heat, index, heat)
 		kfree(heat);
 	xa_destroy(&ms->heat);
+	kmmscand_handed_waiting(ms, true);
 	put_pid(ms->owner);
 	mm_slot_free(kmmscand_slot_cache, ms);
 	mmdrop(mm);
@@ -1993,6 +2042,17 @@ static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
 	trace_kmmscand_migrate(ctl->mm, pfn, src, target, nr, result);
 }
 
+/* The folio found at @addr is being promoted, see kmmscand_heat_hot() */
+static void kmmscand_mark_promoted(struct kmmscand_mm_slot *ms,
+				   unsigned long addr)
+{
+	struct kmmscand_heat *heat = xa_load(&ms->heat, addr >> PMD_SHIFT);
+
+	if (heat)
+		kmmscand_heat_promoted(heat,
+				       (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1));
+}
+
 /*
  * Isolate one candidate for migration to @target, adding it to @isolated,
  * which holds @queued base pages already; return KMMSCAND_PROMOTED then,
@@ -2042,80 +2102,270 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	c->failed = false;
 	list_add_tail(&folio->lru, isolated);
 	folio_put(folio);
+	kmmscand_mark_promoted(ctl->ms, c->addr);
 	return result;
 }
 
-/* Scanning was disabled: put back what was isolated of entries [0, @end) */
-static void kmmscand_drop_isolated(struct kmmscand_walk_ctl *ctl,
-				   struct list_head *isolated,
-				   unsigned int end)
+/*
+ * Put back the folios of @isolated, those of the entries of @entry[0, @nr)
+ * marked isolated: scanning was disabled, or their process is exiting.
+ */
+static void kmmscand_drop_entries(struct mm_struct *mm,
+				  struct list_head *isolated,
+				  struct kmmscand_candidate *entry, unsigned int nr)
 {
 	struct kmmscand_candidate *c;
 	unsigned int i;
 
 	putback_movable_pages(isolated);
-	for (i = 0; i < end; i++) {
-		c = &ctl->batch->entry[i];
+	for (i = 0; i < nr; i++) {
+		c = &entry[i];
 		if (!c->isolated)
 			continue;
 		c->isolated = false;
-		kmmscand_count_result(ctl, c->pfn, c->nid, NUMA_NO_NODE, c->nr,
-				      KMMSCAND_PROMOTE_DROPPED);
+		trace_kmmscand_migrate(mm, c->pfn, c->nid, NUMA_NO_NODE, c->nr,
+				       KMMSCAND_PROMOTE_DROPPED);
 	}
 }
 
-/* The folio found at @addr was promoted, see kmmscand_heat_hot() */
-static void kmmscand_mark_promoted(struct kmmscand_mm_slot *ms,
-				   unsigned long addr)
-{
-	struct kmmscand_heat *heat = xa_load(&ms->heat, addr >> PMD_SHIFT);
-
-	if (heat)
-		kmmscand_heat_promoted(heat,
-				       (addr >> PAGE_SHIFT) & (PTRS_PER_PTE - 1));
-}
-
 /*
- * Migrate the candidates isolated so far, entries [0, @end) of the batch,
- * with one call, so that their unmapping shares TLB flushes (see
- * migrate_misplaced_folios()), then count and trace each.  The batch is
- * sorted by folio, so a folio that failed is found by bisection; the
- * others may be freed already and are not looked at.
+ * Migrate the folios of @isolated, those of the entries of @entry[0, @nr)
+ * marked isolated, to @target with one call, so that their unmapping
+ * shares TLB flushes (see migrate_misplaced_folios()), then count and
+ * trace each.  The entries are sorted by folio, so a folio that failed is
+ * found by bisection; the others may be freed already and are not looked
+ * at.  No lock is needed: the isolations hold the folios.  Return the base
+ * pages migrated.
  */
-static void kmmscand_migrate_isolated(struct kmmscand_walk_ctl *ctl,
-				      struct list_head *isolated,
-				      unsigned int end, int target)
+static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
+					      struct list_head *isolated,
+					      struct kmmscand_candidate *entry,
+					      unsigned int nr, int target)
 {
-	struct kmmscand_batch *b = ctl->batch;
 	struct kmmscand_candidate key, *c;
+	enum kmmscand_promote_result result;
+	unsigned long moved = 0;
 	struct folio *folio;
 	unsigned int i;
 
 	if (list_empty(isolated))
-		return;
+		return 0;
 	migrate_misplaced_folios(isolated, target);
 	list_for_each_entry(folio, isolated, lru) {
 		key.folio = folio;
-		c = bsearch(&key, b->entry, end, sizeof(*c),
+		c = bsearch(&key, entry, nr, sizeof(*c),
 			    kmmscand_cmp_candidate);
 		if (c)
 			c->failed = true;
 	}
 	putback_movable_pages(isolated);
 
-	for (i = 0; i < end; i++) {
-		c = &b->entry[i];
+	for (i = 0; i < nr; i++) {
+		c = &entry[i];
 		if (!c->isolated)
 			continue;
 		c->isolated = false;
-		if (!c->failed) {
-			kmmscand_nodes[target].promoted += c->nr;
-			kmmscand_mark_promoted(ctl->ms, c->addr);
+		if (c->failed) {
+			result = KMMSCAND_PROMOTE_MIGRATE_FAILED;
+			count_vm_events(KMMSCAND_MIGRATE_FAILED, c->nr);
+		} else {
+			result = KMMSCAND_PROMOTED;
+			count_vm_events(KMMSCAND_MIGRATED, c->nr);
+			moved += c->nr;
 		}
-		kmmscand_count_result(ctl, c->pfn, c->nid, target, c->nr,
-				      c->failed ? KMMSCAND_PROMOTE_MIGRATE_FAILED :
-						  KMMSCAND_PROMOTED);
+		trace_kmmscand_migrate(mm, c->pfn, c->nid, target, c->nr,
+				       result);
 	}
+	atomic_long_add(moved, &kmmscand_nodes[target].promoted);
+	return moved;
+}
+
+/**
+ * DOC: kmmscand migration by the owner
+ *
+ * Copying is most of what promotion costs when much is hot.  Done by the
+ * one kmmscand thread, it would be shared out among all processes at the
+ * rate of one nice-0 thread, and that share falls as 1/N with N busy
+ * processes on the machine.  So the thread only isolates each batch, under
+ * the mmap_lock it took to walk the page tables, and hands it to a thread
+ * of the mm's own process that is running, or else runnable, as task work
+ * (task_work_add(), TWA_RESUME, as NUMA balancing scans in task work).
+ * That thread migrates the batch on its next return to user space: the
+ * copying runs at the pace of the processes whose memory it is, in their
+ * CPU time, accounted to them and to their cgroup (and bounded by its
+ * cpu.max), while the promotion rate limit, checked at isolation, bounds
+ * it for the machine.  The isolations hold the folios until then, so they
+ * cannot be freed or migrated by anyone else meanwhile; a folio that was
+ * unmapped meanwhile is simply freed by the migration.  Only the VMA is
+ * not needed any more, and not kept.
+ *
+ * An mm has one batch handed out at a time, and its scan waits meanwhile,
+ * so no more than one batch (KMMSCAND_BATCH_PAGES) of each process is kept
+ * off the LRU, and the scan does not run ahead of its migration.  If the
+ * thread has not taken the batch after KMMSCAND_HANDOFF_WAIT_MS (it went
+ * to sleep in the kernel), if no thread of the process runs or waits to
+ * run, or with migrate_by_owner off, the kmmscand thread migrates the
+ * batch itself.  A process that exits, or a batch that the thread takes
+ * after kmmscand was disabled, puts the folios back.
+ */
+
+/* Task work: a thread of the mm migrates the candidates handed to it */
+static void kmmscand_run_moves(struct callback_head *work)
+{
+	struct kmmscand_moves *m = container_of(work, struct kmmscand_moves,
+						work);
+	unsigned long moved;
+
+	if ((current->flags & PF_EXITING) || !READ_ONCE(kmmscand_scan_enabled)) {
+		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
+	} else {
+		moved = kmmscand_migrate_entries(m->mm, &m->folios, m->entry,
+						 m->nr, m->target);
+		count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
+	}
+	kfree(m);
+}
+
+/*
+ * A thread of the owner of @ms that runs in the mm and is on a CPU, or
+ * else one that waits for a CPU, with a reference; NULL if there is none
+ * among its first KMMSCAND_RUNNER_THREADS threads.  Kernel-side workers
+ * of the process (io_uring, vhost) never return to user space.
+ */
+static struct task_struct *kmmscand_runner(struct kmmscand_mm_slot *ms)
+{
+	struct task_struct *leader, *t, *found = NULL;
+	unsigned int looked = 0;
+
+	rcu_read_lock();
+	leader = pid_task(ms->owner, PIDTYPE_TGID);
+	if (!leader)
+		goto out;
+	for_each_thread(leader, t) {
+		if (++looked > KMMSCAND_RUNNER_THREADS)
+			break;
+		if (READ_ONCE(t->mm) != ms->slot.mm ||
+		    (t->flags & (PF_EXITING | PF_USER_WORKER)))
+			continue;
+		if (task_curr(t)) {
+			found = t;
+			break;
+		}
+		if (!found && task_is_running(t))
+			found = t;
+	}
+	if (found)
+		get_task_struct(found);
+out:
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * Hand the folios of @isolated, entries [0, @end) of the batch, to a
+ * thread of the mm, which migrates them to @target, and stop the scan step
+ * until it has.  Return false if that is not to be, see "kmmscand
+ * migration by the owner".
+ */
+static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
+			      struct list_head *isolated, unsigned int end,
+			      int target)
+{
+	struct kmmscand_candidate *entry = ctl->batch->entry;
+	struct kmmscand_mm_slot *ms = ctl->ms;
+	struct kmmscand_moves *m;
+	struct task_struct *t;
+	unsigned int i, nr = 0;
+
+	if (!READ_ONCE(kmmscand_migrate_by_owner) || ms->handed)
+		return false;
+	for (i = 0; i < end; i++)
+		nr += entry[i].isolated;
+	m = kmalloc(struct_size(m, entry, nr), GFP_KERNEL | __GFP_NOWARN);
+	if (!m)
+		return false;
+	t = kmmscand_runner(ms);
+	if (!t) {
+		kfree(m);
+		return false;
+	}
+
+	m->nr = nr;
+	for (i = 0, nr = 0; i < end; i++) {
+		if (!entry[i].isolated)
+			continue;
+		m->entry[nr++] = entry[i];
+		entry[i].isolated = false;
+	}
+	INIT_LIST_HEAD(&m->folios);
+	list_splice_init(isolated, &m->folios);
+	m->mm = ctl->mm;
+	m->target = target;
+	init_task_work(&m->work, kmmscand_run_moves);
+	if (task_work_add(t, &m->work, TWA_RESUME)) {
+		/* It is exiting */
+		put_task_struct(t);
+		kmmscand_migrate_entries(m->mm, &m->folios, m->entry, m->nr,
+					 target);
+		kfree(m);
+		return true;
+	}
+	ms->handed = m;
+	ms->handed_to = t;
+	ms->handed_at = jiffies;
+	ctl->stopped = true;
+	ctl->stop_reason = KMMSCAND_SKIP_HANDED_OFF;
+	ctl->resume_at = jiffies;
+	return true;
+}
+
+/*
+ * Whether the candidates handed to a thread of @ms still wait for it to
+ * take them.  Past KMMSCAND_HANDOFF_WAIT_MS, or if the thread cannot be
+ * given them again, the kmmscand thread migrates them; with @drop, as the
+ * slot is freed, it puts them back.  task_work_cancel() tells which side
+ * owns them: if it finds the work queued, the kmmscand thread does, else
+ * the task took them, and frees them when done.
+ */
+static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
+{
+	struct kmmscand_moves *m = ms->handed;
+	unsigned long deadline;
+
+	if (!m)
+		return false;
+	if (task_work_cancel(ms->handed_to, &m->work)) {
+		deadline = ms->handed_at +
+			   msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
+		if (!drop && time_before(jiffies, deadline) &&
+		    !task_work_add(ms->handed_to, &m->work, TWA_RESUME))
+			return true;
+		if (drop)
+			kmmscand_drop_entries(m->mm, &m->folios, m->entry,
+					      m->nr);
+		else
+			kmmscand_migrate_entries(m->mm, &m->folios, m->entry,
+						 m->nr, m->target);
+		kfree(m);
+	}
+	put_task_struct(ms->handed_to);
+	ms->handed = NULL;
+	ms->handed_to = NULL;
+	return false;
+}
+
+/*
+ * The batch is done with: migrate what was isolated of entries [0, @end),
+ * by a thread of the mm if it can, see "kmmscand migration by the owner".
+ */
+static void kmmscand_move_isolated(struct kmmscand_walk_ctl *ctl,
+				   struct list_head *isolated,
+				   unsigned int end, int target)
+{
+	if (list_empty(isolated) || kmmscand_hand_off(ctl, isolated, end, target))
+		return;
+	kmmscand_migrate_entries(ctl->mm, isolated, ctl->batch->entry, end,
+				 target);
 }
 
 /*
@@ -2152,10 +2402,10 @@ static void kmmscand_node_full(struct kmmscand_walk_ctl *ctl, int nid)
 
 	if (!time_before(jiffies, n->full_until)) {
 		demoted = kmmscand_node_demoted(nid);
-		if (kmmscand_room_made(n->promoted, demoted - n->demoted,
+		if (kmmscand_room_made(atomic_long_xchg(&n->promoted, 0),
+				       demoted - n->demoted,
 				       kmmscand_promo_headroom(nid)))
 			n->backoff_ms = 0;
-		n->promoted = 0;
 		n->demoted = demoted;
 		n->backoff_ms = kmmscand_next_backoff(n->backoff_ms);
 		n->full_until = jiffies + msecs_to_jiffies(n->backoff_ms);
@@ -2234,28 +2484,26 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 }
 
 /**
- * kmmscand_promote_batch - migrate the queued candidates
+ * kmmscand_promote_batch - isolate the queued candidates and migrate them
  * @ctl: the scan step, with the mmap_lock of its mm held for read
  *
- * The migration is a stage of the scanning thread, run whenever the batch
- * fills up and at the end of each scan step, rather than a second thread
- * fed through a shared queue:
+ * The scanning thread isolates the batch whenever it fills up and at the
+ * end of each scan step, with the walk suspended:
  *
  * - migrate_misplaced_folio_prepare() needs a VMA that maps the folio.
  *   Still holding the mmap_lock that the walk took keeps the recorded VMAs
- *   valid; a separate thread would have to take the lock again and look
+ *   valid; isolating later would mean taking the lock again and looking
  *   every address up again, and the folio could meanwhile be anywhere.
- * - Candidates are pinned.  Draining them while the walk is suspended
- *   bounds the pinned memory to one batch, and keeps the scanner from
- *   running ahead of what can be migrated.
- * - Nothing is shared with another thread: no queue lock, and disabling
- *   kmmscand drops candidates just by stopping one thread.
+ * - Candidates are pinned; isolating them at once bounds the pinned memory
+ *   to one batch.
  * - The whole batch is isolated first and then migrated with one call, so
  *   that the unmapping of its folios shares TLB flushes: one round of
  *   IPIs to the CPUs that run the mm per batch, not per folio.
  *
- * The price is that the walk pauses while a batch migrates, and that a
- * writer of the mmap_lock arriving meanwhile waits for the batch in
+ * Once isolated, the folios need neither the VMA nor the lock: a thread of
+ * the mm migrates them, see "kmmscand migration by the owner".  When the
+ * scanning thread migrates them itself instead, the walk pauses meanwhile,
+ * and a writer of the mmap_lock arriving then waits for the batch in
  * flight, which KMMSCAND_BATCH_PAGES bounds.
  */
 static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
@@ -2296,7 +2544,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 
 	for (i = 0; i < b->nr; i++) {
 		if (kmmscand_should_stop()) {
-			kmmscand_drop_isolated(ctl, &isolated, i);
+			kmmscand_drop_entries(ctl->mm, &isolated, b->entry, i);
 			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
 					       NUMA_NO_NODE);
 			return;
@@ -2308,13 +2556,13 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 			queued += b->entry[i].nr;
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
 		    result == KMMSCAND_PROMOTE_NO_ROOM) {
-			kmmscand_migrate_isolated(ctl, &isolated, i, target);
+			kmmscand_move_isolated(ctl, &isolated, i, target);
 			kmmscand_refuse_batch(ctl, i + 1, target, result);
 			return;
 		}
 		cond_resched();
 	}
-	kmmscand_migrate_isolated(ctl, &isolated, b->nr, target);
+	kmmscand_move_isolated(ctl, &isolated, b->nr, target);
 	kmmscand_batch_reset(ctl);
 }
 
@@ -3114,6 +3362,13 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 	unsigned int seq;
 	bool done, whole;
 
+	/* Until a thread of the mm took the batch handed to it */
+	if (kmmscand_handed_waiting(ms, false)) {
+		trace_kmmscand_skip_range(mm, ms->address,
+					  ms->address + ms->scan_left,
+					  KMMSCAND_SKIP_HANDED_OFF);
+		return 0;
+	}
 	if (kmmscand_skip_idle(ms))
 		return 0;
 	/* From here on the mm cannot go through exit_mmap() under us */
@@ -3647,6 +3902,7 @@ static ssize_t bool_knob_store(struct kobject *kobj,
 
 KMMSCAND_BOOL_ATTR(smart_scan, kmmscand_smart_scan);
 KMMSCAND_BOOL_ATTR(skip_idle_mm, kmmscand_skip_idle_mm);
+KMMSCAND_BOOL_ATTR(migrate_by_owner, kmmscand_migrate_by_owner);
 
 /*
  * The six knobs of the period and size ranges share one show and one store:
@@ -3784,6 +4040,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&smart_scan_max_skips_attr.attr.attr,
 	&pmd_young_attr.attr,
 	&skip_idle_mm_attr.attr.attr,
+	&migrate_by_owner_attr.attr.attr,
 	NULL,
 };
 

@@ -37,6 +37,8 @@
  *	began; the whole scan is passed over.
  * @KMMSCAND_SKIP_NODE_FULL: the target node had no room for promotions;
  *	kmmscand backs off from it, and the rest of the scan waits.
+ * @KMMSCAND_SKIP_HANDED_OFF: candidates were handed to a running thread of
+ *	the mm to migrate; the rest of the scan waits until it took them.
  *
  * The values are part of the tracepoints of the kmmscand_skip class.
  */
@@ -57,6 +59,7 @@ enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_PMD_OLD,
 	KMMSCAND_SKIP_MM_IDLE,
 	KMMSCAND_SKIP_NODE_FULL,
+	KMMSCAND_SKIP_HANDED_OFF,
 };
 
 /**

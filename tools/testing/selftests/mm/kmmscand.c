@@ -35,9 +35,9 @@
  * rescan_after_bound_start: a process that starts under a task MPOL_BIND
  *                           and then drops it is scanned again within the
  *                           shortest period, not a lengthened one later
- * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young and
- *                           skip_idle_mm refuse bad input with EINVAL and
- *                           keep their value
+ * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young,
+ *                           skip_idle_mm and migrate_by_owner refuse bad
+ *                           input with EINVAL and keep their value
  * full_node_backs_off:      with no room on the top node, kmmscand backs
  *                           off: few back-off windows, few PTEs read while
  *                           they last, the node never below its min
@@ -48,6 +48,10 @@
  * bound_mm_not_walked:      a running process whose task policy binds all
  *                           its memory to the slow node has its due scans
  *                           passed over (kmmscand_mm_unchanged)
+ * owner_migrates:           with migrate_by_owner=1 the process whose hot
+ *                           set is promoted copies it itself
+ *                           (kmmscand_owner_migrated grows); with 0 the
+ *                           kmmscand thread does (it does not)
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
@@ -372,6 +376,7 @@ enum knob {
 	SMART_SCAN_MAX_SKIPS,
 	PMD_YOUNG,
 	SKIP_IDLE_MM,
+	MIGRATE_BY_OWNER,
 	NR_KNOBS
 };
 
@@ -393,6 +398,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[SMART_SCAN_MAX_SKIPS]	= "smart_scan_max_skips",
 	[PMD_YOUNG]		= "pmd_young",
 	[SKIP_IDLE_MM]		= "skip_idle_mm",
+	[MIGRATE_BY_OWNER]	= "migrate_by_owner",
 };
 
 /* An initial value and the range it is clamped to. */
@@ -422,6 +428,7 @@ enum stat {
 	PMD_SKIPPED,
 	MM_IDLE_SKIPPED,
 	MM_UNCHANGED,
+	OWNER_MIGRATED,
 	NR_STATS
 };
 
@@ -437,6 +444,7 @@ static const char * const stat_name[NR_STATS] = {
 	[PMD_SKIPPED]		= "kmmscand_pmd_skipped",
 	[MM_IDLE_SKIPPED]	= "kmmscand_mm_idle_skipped",
 	[MM_UNCHANGED]		= "kmmscand_mm_unchanged",
+	[OWNER_MIGRATED]	= "kmmscand_owner_migrated",
 };
 
 struct stats {
@@ -1913,6 +1921,7 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	/* knobs_reject_bad_input tries text on them, as on every knob */
 	check_bool_knob(_metadata, SMART_SCAN);
 	check_bool_knob(_metadata, SKIP_IDLE_MM);
+	check_bool_knob(_metadata, MIGRATE_BY_OWNER);
 
 	/* smart_scan_max_skips: at least one skip, at most a few dozen */
 	expect_rejected(_metadata, SMART_SCAN_MAX_SKIPS, "0", "0 skips");
@@ -2397,6 +2406,62 @@ TEST_F_TIMEOUT(kmmscand, shared_subrange_policy, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, split.escaped);
 	ASSERT_TRUE(moved);
 	ASSERT_TRUE(watched);
+}
+
+
+/*
+ * Promote a hot set that the test keeps touching, with migrate_by_owner set
+ * to @by_owner: return in @owner the growth of kmmscand_owner_migrated
+ * meanwhile, in @all that of kmmscand_migrated, and in @moved the pages of
+ * the hot set that reached the top node.
+ */
+static void promote_with(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(kmmscand) *self, const char *by_owner,
+			 unsigned long *owner, unsigned long *all, long *moved)
+{
+	struct stats before, after;
+	struct tier_region hot;
+
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, knob_write(MIGRATE_BY_OWNER, by_owner));
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, stats_read(&before));
+	ASSERT_EQ(0, daemon_resume());
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	ASSERT_EQ(0, stats_read(&after));
+	*moved = tier_pages_on_node(&hot, self->top);
+	stats_log(_metadata, &before, &after);
+	*owner = stat_delta(&before, &after, OWNER_MIGRATED);
+	*all = stat_delta(&before, &after, MIGRATED);
+	tier_free(&hot);
+}
+
+TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
+{
+	unsigned long owner, all;
+	long moved;
+
+	ASSERT_EQ(0, self->setup_err);
+
+	/*
+	 * The test process runs throughout, touching its hot set: each batch
+	 * is handed to it, and copied on its way back to user space.  Other
+	 * processes of the VM may have some of theirs promoted meanwhile, and
+	 * a batch found while the test sleeps in the kernel is the kmmscand
+	 * thread's: at least half of the hot set is asked for.
+	 */
+	promote_with(_metadata, self, "1", &owner, &all, &moved);
+	TH_LOG("migrate_by_owner=1: %lu of %lu pages migrated by their process",
+	       owner, all);
+	ASSERT_GT(moved, 0);
+	EXPECT_GE(owner, moved / 2);
+
+	promote_with(_metadata, self, "0", &owner, &all, &moved);
+	TH_LOG("migrate_by_owner=0: %lu of %lu pages migrated by their process",
+	       owner, all);
+	EXPECT_EQ(0, owner);
+	EXPECT_GT(all, 0);
 }
 
 TEST_HARNESS_MAIN

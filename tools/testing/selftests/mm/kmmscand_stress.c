@@ -654,6 +654,7 @@ static const struct knob knobs[] = {
 	{ "smart_scan_max_skips", { "1", "8", "32" },		false },
 	{ "pmd_young",		  { "0", "1", "1" },		false },
 	{ "skip_idle_mm",	  { "0", "1", "1" },		false },
+	{ "migrate_by_owner",	  { "0", "1", "1" },		false },
 	{ "/proc/sys/kernel/numa_balancing", { "0", "2", "0" },	false },
 	{ RATE_LIMIT_MBPS,	  { "0", "64", "65536" },	false },
 };
@@ -1805,7 +1806,8 @@ static const char *special_bad(int k)
 	const char *name = knobs[k].name;
 
 	if (!strcmp(name, "scan_enabled") || !strcmp(name, "smart_scan") ||
-	    !strcmp(name, "pmd_young") || !strcmp(name, "skip_idle_mm"))
+	    !strcmp(name, "pmd_young") || !strcmp(name, "skip_idle_mm") ||
+	    !strcmp(name, "migrate_by_owner"))
 		return "2";
 	if (!strcmp(name, "target_node"))
 		return "4096";
