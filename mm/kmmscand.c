@@ -285,7 +285,10 @@
 #include <linux/pid_namespace.h>
 #include <linux/rbtree.h>
 #include <linux/sched/cputime.h>
+#include <linux/sched/isolation.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/rt.h>
+#include <linux/sched/stat.h>
 #include <linux/sched/task.h>
 #include <linux/seqlock.h>
 #include <linux/sizes.h>
@@ -497,6 +500,16 @@
  */
 #define KMMSCAND_HANDOFF_WAIT_MS	1000
 #define KMMSCAND_RUNNER_THREADS		64
+
+/*
+ * KMMSCAND_INFLIGHT_PAGES: the most that batches handed to processes may
+ * keep isolated at a time, all targets together, so that memory taken off
+ * the LRU of the slow nodes for promotion stays small next to them and
+ * well below what makes reclaim throttle on isolated pages; per target
+ * node.  Eight full batches, or a batch of small folios (2 MiB) for each
+ * of 64 processes.
+ */
+#define KMMSCAND_INFLIGHT_PAGES		(8 * KMMSCAND_BATCH_PAGES)
 
 /*
  * KMMSCAND_SLOTS_HASH_BITS: 1024 buckets keep the lookup in exit short with
@@ -781,6 +794,8 @@ struct kmmscand_region {
  * @handed: candidates handed to a thread of the mm, not known to be taken
  * @handed_to: with @handed, that thread, with a reference
  * @handed_at: with @handed, jiffies when they were handed to it
+ * @scan_due: with @handed, when the next scan is due; @next_scan is then no
+ *	later than when they must have been taken
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -806,6 +821,7 @@ struct kmmscand_mm_slot {
 	struct kmmscand_moves *handed;
 	struct task_struct *handed_to;
 	unsigned long handed_at;
+	unsigned long scan_due;
 };
 
 /**
@@ -836,6 +852,7 @@ struct kmmscand_candidate {
  * @folios: the isolated folios, linked through their lru field
  * @mm: their mm, for the tracepoint only: it may be gone when they move
  * @target: the node to migrate them to
+ * @nr_pages: their base pages, counted in the target's &kmmscand_node.inflight
  * @nr: the number of entries
  * @entry: the candidates, sorted by folio; the isolations hold them
  */
@@ -844,6 +861,7 @@ struct kmmscand_moves {
 	struct list_head folios;
 	struct mm_struct *mm;
 	int target;
+	unsigned long nr_pages;
 	unsigned int nr;
 	struct kmmscand_candidate entry[] __counted_by(nr);
 };
@@ -1005,6 +1023,8 @@ static int kmmscand_node_order[MAX_NUMNODES];
  * @backoff_ms: the length of the last back-off; zero after room was made
  *	on the node since it began
  * @promoted: base pages promoted to the node since the last back-off began
+ * @inflight: base pages isolated for the node in batches handed to
+ *	processes, not migrated yet
  * @demoted: the pages demoted from the node until the last back-off began
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
@@ -1018,6 +1038,7 @@ struct kmmscand_node {
 	unsigned long full_until;
 	unsigned int backoff_ms;
 	atomic_long_t promoted;
+	atomic_long_t inflight;
 	unsigned long demoted;
 	unsigned long room_wanted_until;
 	unsigned int threshold;
@@ -1860,6 +1881,15 @@ static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
 }
 
 /*
+ * What batches handed to processes hold isolated for @nid: room they will
+ * take, see "kmmscand migration by the owner".
+ */
+static unsigned long kmmscand_inflight(int nid)
+{
+	return atomic_long_read(&kmmscand_nodes[nid].inflight);
+}
+
+/*
  * The room that kswapd makes on @nid for promotions when it is woken while
  * kmmscand wants it (kmmscand_wants_room()): the pages between the high
  * and the promotion watermarks of its zones.
@@ -1945,7 +1975,8 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 	nodes_clear(ctl->has_room);
 	for (i = 0; i < nr; i++)
 		if (node_isset(order[i], ctl->allowed) &&
-		    kmmscand_has_room(NODE_DATA(order[i]), nr_pages,
+		    kmmscand_has_room(NODE_DATA(order[i]),
+				      kmmscand_inflight(order[i]) + nr_pages,
 				      nr_pages))
 			node_set(order[i], ctl->has_room);
 
@@ -2081,7 +2112,8 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr, nr))
+	else if (!kmmscand_has_room(NODE_DATA(target),
+				    kmmscand_inflight(target) + queued + nr, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (!numa_promote_allowed(NODE_DATA(target), nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;
@@ -2102,7 +2134,6 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	c->failed = false;
 	list_add_tail(&folio->lru, isolated);
 	folio_put(folio);
-	kmmscand_mark_promoted(ctl->ms, c->addr);
 	return result;
 }
 
@@ -2132,12 +2163,14 @@ static void kmmscand_drop_entries(struct mm_struct *mm,
  * Migrate the folios of @isolated, those of the entries of @entry[0, @nr)
  * marked isolated, to @target with one call, so that their unmapping
  * shares TLB flushes (see migrate_misplaced_folios()), then count and
- * trace each.  The entries are sorted by folio, so a folio that failed is
- * found by bisection; the others may be freed already and are not looked
- * at.  No lock is needed: the isolations hold the folios.  Return the base
- * pages migrated.
+ * trace each, and mark those that moved in the heat of @ms if given.  The
+ * entries are sorted by folio, so a folio that failed is found by
+ * bisection; the others may be freed already and are not looked at.  No
+ * lock is needed: the isolations hold the folios.  Return the base pages
+ * migrated.
  */
 static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
+					      struct kmmscand_mm_slot *ms,
 					      struct list_head *isolated,
 					      struct kmmscand_candidate *entry,
 					      unsigned int nr, int target)
@@ -2172,6 +2205,8 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 			result = KMMSCAND_PROMOTED;
 			count_vm_events(KMMSCAND_MIGRATED, c->nr);
 			moved += c->nr;
+			if (ms)
+				kmmscand_mark_promoted(ms, c->addr);
 		}
 		trace_kmmscand_migrate(mm, c->pfn, c->nid, target, c->nr,
 				       result);
@@ -2184,53 +2219,76 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
  * DOC: kmmscand migration by the owner
  *
  * Copying is most of what promotion costs when much is hot.  Done by the
- * one kmmscand thread, it would be shared out among all processes at the
- * rate of one nice-0 thread, and that share falls as 1/N with N busy
- * processes on the machine.  So the thread only isolates each batch, under
- * the mmap_lock it took to walk the page tables, and hands it to a thread
- * of the mm's own process that is running, or else runnable, as task work
- * (task_work_add(), TWA_RESUME, as NUMA balancing scans in task work).
- * That thread migrates the batch on its next return to user space: the
- * copying runs at the pace of the processes whose memory it is, in their
- * CPU time, accounted to them and to their cgroup (and bounded by its
- * cpu.max), while the promotion rate limit, checked at isolation, bounds
- * it for the machine.  The isolations hold the folios until then, so they
- * cannot be freed or migrated by anyone else meanwhile; a folio that was
- * unmapped meanwhile is simply freed by the migration.  Only the VMA is
- * not needed any more, and not kept.
+ * one kmmscand thread, it is shared out among all processes at the pace
+ * of one nice-0 thread, whose share of a CPU falls as 1/N with N busy
+ * processes on it.  So when the thread has to share its CPU, it only
+ * isolates each batch, under the mmap_lock it took to walk the page
+ * tables, and hands it to a thread of the mm's own process that is
+ * running, or else runnable, as task work (task_work_add(), TWA_RESUME,
+ * which kicks a running thread at once).  That thread migrates the batch
+ * on its next return to user space: the copying runs at the pace of the
+ * processes whose memory it is, in their CPU time, accounted to them and
+ * to their cgroup (and bounded by its cpu.max), while the promotion rate
+ * limit, checked at isolation, bounds it for the machine.  A thread that
+ * has its CPU to itself copies itself: that costs no one, and goes on in
+ * parallel with the process.
  *
- * An mm has one batch handed out at a time, and its scan waits meanwhile,
- * so no more than one batch (KMMSCAND_BATCH_PAGES) of each process is kept
- * off the LRU, and the scan does not run ahead of its migration.  If the
- * thread has not taken the batch after KMMSCAND_HANDOFF_WAIT_MS (it went
- * to sleep in the kernel), if no thread of the process runs or waits to
- * run, or with migrate_by_owner off, the kmmscand thread migrates the
- * batch itself.  A process that exits, or a batch that the thread takes
- * after kmmscand was disabled, puts the folios back.
+ * The isolations hold the folios until they move, so they cannot be freed
+ * or migrated by anyone else meanwhile; a folio that was unmapped
+ * meanwhile is simply freed by the migration.  Only the VMA is not needed
+ * any more, and not kept.  What batches in flight hold counts against the
+ * room of their target (kmmscand_inflight()), and is bounded by
+ * KMMSCAND_INFLIGHT_PAGES; an mm has one batch handed out at a time, and
+ * its scan waits meanwhile, so it does not run ahead of its migration.
+ * The heat of a handed batch is marked as promoted when it is handed: the
+ * kmmscand thread does not learn which folios failed.
+ *
+ * If the thread has not taken the batch within KMMSCAND_HANDOFF_WAIT_MS
+ * (it went to sleep in the kernel), the kmmscand thread migrates it
+ * itself, as it does when no thread of the process runs or waits to run,
+ * or with migrate_by_owner off.  A process that exits or is killed puts
+ * the folios back, as does the batch of a thread that takes it after
+ * kmmscand was disabled; when the kmmscand thread stops, it puts back
+ * the batches that no thread took yet.
  */
 
-/* Task work: a thread of the mm migrates the candidates handed to it */
+/* The batch @m is migrated or put back: it holds its target's room no more */
+static void kmmscand_moves_done(struct kmmscand_moves *m)
+{
+	atomic_long_sub(m->nr_pages, &kmmscand_nodes[m->target].inflight);
+	kvfree(m);
+}
+
+/*
+ * Task work: a thread of the mm migrates the candidates handed to it.  A
+ * process that is exiting or killed is not made to copy, nor one whose
+ * batch waited past kmmscand being disabled.
+ */
 static void kmmscand_run_moves(struct callback_head *work)
 {
 	struct kmmscand_moves *m = container_of(work, struct kmmscand_moves,
 						work);
 	unsigned long moved;
 
-	if ((current->flags & PF_EXITING) || !READ_ONCE(kmmscand_scan_enabled)) {
+	if ((current->flags & PF_EXITING) || fatal_signal_pending(current) ||
+	    !READ_ONCE(kmmscand_scan_enabled)) {
 		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
 	} else {
-		moved = kmmscand_migrate_entries(m->mm, &m->folios, m->entry,
-						 m->nr, m->target);
+		moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios,
+						 m->entry, m->nr, m->target);
 		count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
 	}
-	kfree(m);
+	kmmscand_moves_done(m);
 }
 
 /*
  * A thread of the owner of @ms that runs in the mm and is on a CPU, or
  * else one that waits for a CPU, with a reference; NULL if there is none
- * among its first KMMSCAND_RUNNER_THREADS threads.  Kernel-side workers
- * of the process (io_uring, vhost) never return to user space.
+ * among its first KMMSCAND_RUNNER_THREADS threads.  Left out: kernel-side
+ * workers of the process (io_uring, vhost), which never return to user
+ * space; real-time and deadline threads, whose latency the copy would
+ * spoil; and threads on CPUs isolated from kernel noise (nohz_full),
+ * which the kick would disturb.
  */
 static struct task_struct *kmmscand_runner(struct kmmscand_mm_slot *ms)
 {
@@ -2245,7 +2303,9 @@ static struct task_struct *kmmscand_runner(struct kmmscand_mm_slot *ms)
 		if (++looked > KMMSCAND_RUNNER_THREADS)
 			break;
 		if (READ_ONCE(t->mm) != ms->slot.mm ||
-		    (t->flags & (PF_EXITING | PF_USER_WORKER)))
+		    (READ_ONCE(t->flags) & (PF_EXITING | PF_USER_WORKER)) ||
+		    rt_or_dl_task(t) ||
+		    !housekeeping_cpu(task_cpu(t), HK_TYPE_TICK))
 			continue;
 		if (task_curr(t)) {
 			found = t;
@@ -2274,19 +2334,28 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 	struct kmmscand_candidate *entry = ctl->batch->entry;
 	struct kmmscand_mm_slot *ms = ctl->ms;
 	struct kmmscand_moves *m;
+	unsigned long nr_pages = 0;
 	struct task_struct *t;
 	unsigned int i, nr = 0;
 
-	if (!READ_ONCE(kmmscand_migrate_by_owner) || ms->handed)
+	/* Copying on a CPU of its own costs no one */
+	if (!READ_ONCE(kmmscand_migrate_by_owner) || single_task_running() ||
+	    ms->handed)
 		return false;
-	for (i = 0; i < end; i++)
-		nr += entry[i].isolated;
-	m = kmalloc(struct_size(m, entry, nr), GFP_KERNEL | __GFP_NOWARN);
+	for (i = 0; i < end; i++) {
+		if (entry[i].isolated) {
+			nr++;
+			nr_pages += entry[i].nr;
+		}
+	}
+	if (kmmscand_inflight(target) + nr_pages > KMMSCAND_INFLIGHT_PAGES)
+		return false;
+	m = kvmalloc(struct_size(m, entry, nr), GFP_KERNEL | __GFP_NOWARN);
 	if (!m)
 		return false;
 	t = kmmscand_runner(ms);
 	if (!t) {
-		kfree(m);
+		kvfree(m);
 		return false;
 	}
 
@@ -2294,20 +2363,25 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 	for (i = 0, nr = 0; i < end; i++) {
 		if (!entry[i].isolated)
 			continue;
-		m->entry[nr++] = entry[i];
+		/* The thread does not learn which fail: marked as moved */
+		kmmscand_mark_promoted(ms, entry[i].addr);
+		m->entry[nr] = entry[i];
+		m->entry[nr++].vma = NULL;
 		entry[i].isolated = false;
 	}
 	INIT_LIST_HEAD(&m->folios);
 	list_splice_init(isolated, &m->folios);
 	m->mm = ctl->mm;
 	m->target = target;
+	m->nr_pages = nr_pages;
+	atomic_long_add(nr_pages, &kmmscand_nodes[target].inflight);
 	init_task_work(&m->work, kmmscand_run_moves);
 	if (task_work_add(t, &m->work, TWA_RESUME)) {
 		/* It is exiting */
 		put_task_struct(t);
-		kmmscand_migrate_entries(m->mm, &m->folios, m->entry, m->nr,
-					 target);
-		kfree(m);
+		kmmscand_migrate_entries(m->mm, NULL, &m->folios, m->entry,
+					 m->nr, target);
+		kmmscand_moves_done(m);
 		return true;
 	}
 	ms->handed = m;
@@ -2323,9 +2397,10 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
  * Whether the candidates handed to a thread of @ms still wait for it to
  * take them.  Past KMMSCAND_HANDOFF_WAIT_MS, or if the thread cannot be
  * given them again, the kmmscand thread migrates them; with @drop, as the
- * slot is freed, it puts them back.  task_work_cancel() tells which side
- * owns them: if it finds the work queued, the kmmscand thread does, else
- * the task took them, and frees them when done.
+ * slot is freed or the thread stops, it puts them back.
+ * task_work_cancel() tells which side owns them: if it finds the work
+ * queued, the kmmscand thread does, else the task took them, and frees
+ * them when done.
  */
 static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 {
@@ -2344,9 +2419,9 @@ static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 			kmmscand_drop_entries(m->mm, &m->folios, m->entry,
 					      m->nr);
 		else
-			kmmscand_migrate_entries(m->mm, &m->folios, m->entry,
-						 m->nr, m->target);
-		kfree(m);
+			kmmscand_migrate_entries(m->mm, NULL, &m->folios,
+						 m->entry, m->nr, m->target);
+		kmmscand_moves_done(m);
 	}
 	put_task_struct(ms->handed_to);
 	ms->handed = NULL;
@@ -2364,8 +2439,8 @@ static void kmmscand_move_isolated(struct kmmscand_walk_ctl *ctl,
 {
 	if (list_empty(isolated) || kmmscand_hand_off(ctl, isolated, end, target))
 		return;
-	kmmscand_migrate_entries(ctl->mm, isolated, ctl->batch->entry, end,
-				 target);
+	kmmscand_migrate_entries(ctl->mm, ctl->ms, isolated, ctl->batch->entry,
+				 end, target);
 }
 
 /*
@@ -3363,11 +3438,18 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 	bool done, whole;
 
 	/* Until a thread of the mm took the batch handed to it */
-	if (kmmscand_handed_waiting(ms, false)) {
-		trace_kmmscand_skip_range(mm, ms->address,
-					  ms->address + ms->scan_left,
-					  KMMSCAND_SKIP_HANDED_OFF);
-		return 0;
+	if (ms->handed) {
+		if (kmmscand_handed_waiting(ms, false)) {
+			trace_kmmscand_skip_range(mm, ms->address,
+						  ms->address + ms->scan_left,
+						  KMMSCAND_SKIP_HANDED_OFF);
+			return 0;
+		}
+		/* Due only to check on the batch */
+		if (time_before(jiffies, ms->scan_due)) {
+			ms->next_scan = ms->scan_due;
+			return 0;
+		}
 	}
 	if (kmmscand_skip_idle(ms))
 		return 0;
@@ -3426,6 +3508,14 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 	}
 	if (ctl->off_lru)
 		kmmscand_drain_lru();
+	/* Look again by when the batch handed out must have been taken */
+	if (ms->handed) {
+		ms->scan_due = ms->next_scan;
+		if (time_after(ms->next_scan, ms->handed_at +
+			       msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS)))
+			ms->next_scan = ms->handed_at +
+				msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
+	}
 out:
 	/* Leave the teardown of an mm that exited meanwhile to a worker */
 	mmput_async(mm);
@@ -3647,6 +3737,45 @@ static unsigned long kmmscand_sleep_time(bool can_promote)
  * adaptive scan period and size and by the promotion rate limit; an
  * administrator who wants it lower can renice the thread.
  */
+/*
+ * The thread stops: put back the batches handed to processes that no
+ * thread took yet, rather than leave them isolated until one does.  The
+ * thread holds no slot; those that exit meanwhile are freed, and their
+ * batches dropped, by __kmmscand_exit(), once off the hash.
+ */
+static void kmmscand_drop_handed(void)
+{
+	struct kmmscand_mm_slot *ms;
+	struct kmmscand_moves *m;
+	struct callback_head *taken = NULL, *next;
+	struct mm_slot *slot;
+	int bkt;
+
+	spin_lock(&kmmscand_mm_lock);
+	hash_for_each(kmmscand_slots_hash, bkt, slot, hash) {
+		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+		m = ms->handed;
+		if (!m)
+			continue;
+		/* Put back outside the lock: the kvfree() may sleep */
+		if (task_work_cancel(ms->handed_to, &m->work)) {
+			m->work.next = taken;
+			taken = &m->work;
+		}
+		put_task_struct(ms->handed_to);
+		ms->handed = NULL;
+		ms->handed_to = NULL;
+	}
+	spin_unlock(&kmmscand_mm_lock);
+
+	for (; taken; taken = next) {
+		next = taken->next;
+		m = container_of(taken, struct kmmscand_moves, work);
+		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
+		kmmscand_moves_done(m);
+	}
+}
+
 static int kmmscand(void *unused)
 {
 	unsigned long timeout;
@@ -3668,6 +3797,7 @@ static int kmmscand(void *unused)
 					     timeout);
 	}
 
+	kmmscand_drop_handed();
 	WARN_ON_ONCE(kmmscand_batch.nr);
 	return 0;
 }
