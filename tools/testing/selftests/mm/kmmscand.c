@@ -2410,6 +2410,22 @@ TEST_F_TIMEOUT(kmmscand, shared_subrange_policy, PROMOTE_TEST_TIMEOUT_S)
 
 
 /*
+ * A task that spins until killed, or until the test process goes, so that
+ * every CPU has more than one task to run and the kmmscand thread shares
+ * its CPU: only then does it hand the copying to the process.
+ */
+static pid_t spin_child(void)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid;
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (;;)
+		tier_barrier();
+}
+
+/*
  * Promote a hot set that the test keeps touching, with migrate_by_owner set
  * to @by_owner: return in @owner the growth of kmmscand_owner_migrated
  * meanwhile, in @all that of kmmscand_migrated, and in @moved the pages of
@@ -2419,9 +2435,18 @@ static void promote_with(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(kmmscand) *self, const char *by_owner,
 			 unsigned long *owner, unsigned long *all, long *moved)
 {
+	long i, nr_spin = sysconf(_SC_NPROCESSORS_ONLN);
 	struct stats before, after;
 	struct tier_region hot;
+	pid_t *spinner;
 
+	/* One per CPU */
+	spinner = calloc(nr_spin, sizeof(*spinner));
+	ASSERT_NE(NULL, spinner);
+	for (i = 0; i < nr_spin; i++) {
+		spinner[i] = spin_child();
+		ASSERT_GT(spinner[i], 0);
+	}
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, knob_write(MIGRATE_BY_OWNER, by_owner));
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
@@ -2435,6 +2460,11 @@ static void promote_with(struct __test_metadata *_metadata,
 	*owner = stat_delta(&before, &after, OWNER_MIGRATED);
 	*all = stat_delta(&before, &after, MIGRATED);
 	tier_free(&hot);
+	for (i = 0; i < nr_spin; i++) {
+		kill(spinner[i], SIGKILL);
+		waitpid(spinner[i], NULL, 0);
+	}
+	free(spinner);
 }
 
 TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
@@ -2445,8 +2475,9 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, self->setup_err);
 
 	/*
-	 * The test process runs throughout, touching its hot set: each batch
-	 * is handed to it, and copied on its way back to user space.  Other
+	 * The test process runs throughout, touching its hot set, and the
+	 * spinners keep every CPU busy: each batch is handed to the test
+	 * process, and copied on its way back to user space.  Other
 	 * processes of the VM may have some of theirs promoted meanwhile, and
 	 * a batch found while the test sleeps in the kernel is the kmmscand
 	 * thread's: at least half of the hot set is asked for.
