@@ -52,6 +52,12 @@
  *                           set is promoted copies it itself
  *                           (kmmscand_owner_migrated grows); with 0 the
  *                           kmmscand thread does (it does not)
+ * many_processes_promoted:  128 processes, each with a small hot set on the
+ *                           slow node, all have it on the top node within a
+ *                           deadline computed from the knobs
+ * idle_mm_beside_hot:       a small hot set beside a large mm that sleeps
+ *                           reaches the top node while the large mm's
+ *                           first scan is still under way
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
@@ -2493,6 +2499,501 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 	       owner, all);
 	EXPECT_EQ(0, owner);
 	EXPECT_GT(all, 0);
+}
+
+/*
+ * many_processes_promoted: issue 16's many small processes. MANY_CHILDREN
+ * processes, each with a hot set of MANY_HOT_SIZE placed on the slow node:
+ * 256 MiB in all, which either node of a two-tier machine with a few GiB a
+ * node holds with room to spare.
+ */
+#define MANY_CHILDREN		128
+#define MANY_HOT_SIZE		(2 * MIB)
+/*
+ * Each child reads its hot set every MANY_TOUCH_MS and sleeps in between:
+ * twice per shortest scan period of the fast knobs, so that every scan
+ * finds each page of it accessed.  Busy loops would leave the thread, one
+ * task at nice 0 among MANY_CHILDREN + 1 on a small machine, a few percent
+ * of the CPU time: the test would measure the CPU scheduler, not how
+ * kmmscand shares its work among many mms.
+ */
+#define MANY_TOUCH_MS		(FAST_PERIOD_MIN_MS / 2)
+/*
+ * Each child counts where its hot set is every MANY_CHECK_MS: a count is
+ * a move_pages() lookup per page, and MANY_CHILDREN of them every
+ * TIER_POLL_MS would take CPU time from the thread.
+ */
+#define MANY_CHECK_MS		1000
+/* Placing the hot sets: 64 Ki page faults, on the slowest machine. */
+#define MANY_PLACE_TIMEOUT_MS	(120 * 1000)
+/*
+ * The knobs the deadline below is computed from, pinned to their
+ * defaults: pages_to_scan, 256 MiB of address space per pass; a pass
+ * reaches every due mm (mms_to_scan above MANY_CHILDREN); and the sleep
+ * between two passes, scan_sleep_ms.  scan_delay_ms is pinned to 0, so
+ * that every child is due as soon as the daemon resumes.
+ */
+#define MANY_PAGES_TO_SCAN	65536
+#define MANY_MMS_TO_SCAN	4096
+#define MANY_SLEEP_MS		20
+/*
+ * The deadline for every hot set to reach PROMOTE_PERCENT, from the
+ * moment the daemon resumes, all children placed and due:
+ *
+ * - MANY_SCANS scans of each child: the first only primes its hot set,
+ *   the second promotes it; two more for a scan put off (its mmap_lock
+ *   busy) or a promotion cut short.  Scans of one mm are at most the
+ *   longest period of the fast knobs, FAST_PERIOD_MAX_MS, apart.
+ * - In each such round the thread walks the address space of every
+ *   child, in passes of MANY_PAGES_TO_SCAN pages, each followed by a
+ *   sleep of MANY_SLEEP_MS.
+ * - The CPU time of the thread, which no knob bounds: MANY_PAGE_COST_US
+ *   per hot page, for reading its PTE at each of the MANY_SCANS scans and
+ *   migrating it once.  Hardware does that in some microseconds; QEMU's
+ *   TCG is about ten times slower, and the debug kernel (KASAN, lockdep,
+ *   DEBUG_VM) several times more, on two CPUs shared with the children.
+ * - The promotion rate limit, kernel.numa_balancing_rate_limit_mbps
+ *   (read when the test runs; its default does not hold anything back):
+ *   every hot set at that rate.
+ * - MANY_CHECK_MS, for a child to see its hot set arrive.
+ *
+ * MANY_WAIT_MAX_MS is the most the test waits, within its harness
+ * timeout; a rate limit that needs more makes it skip.
+ */
+#define MANY_SCANS		4
+#define MANY_PAGE_COST_US	1000
+#define MANY_WAIT_MAX_MS	(240 * 1000)
+#define RATE_LIMIT_SYSCTL \
+	"/proc/sys/kernel/numa_balancing_rate_limit_mbps"
+/* Placing, the deadline, reaping, with a margin. */
+#define MANY_TEST_TIMEOUT_S	600
+
+/* Whether @node has @bytes free above its watermarks and reserves. */
+static bool node_has_room(int node, size_t bytes)
+{
+	struct tier_node_marks marks;
+
+	if (tier_node_marks(node, &marks))
+		return false;
+	return marks.room * sysconf(_SC_PAGESIZE) >= bytes;
+}
+
+/* Pages of address space of this process, as /proc/self/statm counts them. */
+static long vm_pages(void)
+{
+	long size = -1;
+	FILE *fp;
+
+	fp = fopen("/proc/self/statm", "r");
+	if (!fp)
+		return -1;
+	if (fscanf(fp, "%ld", &size) != 1)
+		size = -1;
+	fclose(fp);
+	return size;
+}
+
+/* Kill those of the @nr children in @pids not reaped yet, and reap them. */
+static void kill_children(pid_t *pids, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++) {
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	}
+	for (i = 0; i < nr; i++) {
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+		pids[i] = 0;
+	}
+}
+
+/* Where a child of many_processes_promoted is, in this order. */
+enum many_state {
+	MANY_PLACING,		/* placing its hot set on the slow node */
+	MANY_READY,		/* placed; using it, waiting for the start */
+	MANY_REACHED,		/* PROMOTE_PERCENT of it on the top node */
+	MANY_FAILED,		/* could not place it */
+};
+
+/* What a child tells the test. */
+struct many_report {
+	int state;
+	long pages;		/* hot pages on the top node, last counted */
+	double reached;		/* from the start to the count that saw them */
+};
+
+/* Shared between the test and its children. */
+struct many_board {
+	int started;		/* set once the daemon has resumed */
+	double start;		/* when, on tier_now()'s clock */
+	struct many_report child[MANY_CHILDREN];
+};
+
+/*
+ * A child of many_processes_promoted, number @idx: place a hot set on
+ * node @slow, use it, count how much of it is on node @top from the start
+ * on, and say on @board when PROMOTE_PERCENT is; use it until killed. It
+ * dies with @parent, the test, however the test ends.
+ */
+static void many_child(struct many_board *board, int idx, int slow, int top,
+		       pid_t parent)
+{
+	struct many_report *me = &board->child[idx];
+	struct tier_region hot;
+	struct tier_share share;
+	double next = 0, now;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(CHILD_ALLOC_FAILED);
+	if (tier_alloc_on_node(&hot, MANY_HOT_SIZE, slow, false) ||
+	    !all_on_node(&hot, slow)) {
+		__atomic_store_n(&me->state, MANY_FAILED, __ATOMIC_RELEASE);
+		_exit(CHILD_ALLOC_FAILED);
+	}
+	tier_share_init(&share, &hot, top, PROMOTE_PERCENT);
+	__atomic_store_n(&me->state, MANY_READY, __ATOMIC_RELEASE);
+	for (;;) {
+		tier_touch(&hot, 1);
+		now = tier_now();
+		if (__atomic_load_n(&board->started, __ATOMIC_ACQUIRE) &&
+		    me->state == MANY_READY && now >= next) {
+			if (tier_share_reached(&share)) {
+				me->reached = now - board->start;
+				__atomic_store_n(&me->state, MANY_REACHED,
+						 __ATOMIC_RELEASE);
+			}
+			me->pages = share.last_pages;
+			next = now + MANY_CHECK_MS / 1000.0;
+		}
+		usleep(MANY_TOUCH_MS * 1000);
+	}
+}
+
+/*
+ * Condition for tier_wait(): every child is in state @want or past it.
+ * A child that could not place its hot set, or that died, ends the wait.
+ */
+struct many_cond {
+	struct many_board *board;
+	pid_t *pids;
+	int nr;
+	enum many_state want;
+	int count;
+	int failed;
+	int died;
+};
+
+static bool many_counted(void *arg)
+{
+	struct many_cond *cond = arg;
+	int i, state, status;
+
+	cond->count = 0;
+	cond->failed = 0;
+	for (i = 0; i < cond->nr; i++) {
+		state = __atomic_load_n(&cond->board->child[i].state,
+					__ATOMIC_ACQUIRE);
+		if (state == MANY_FAILED)
+			cond->failed++;
+		else if (state >= cond->want)
+			cond->count++;
+		if (cond->pids[i] > 0 &&
+		    waitpid(cond->pids[i], &status, WNOHANG) == cond->pids[i]) {
+			cond->pids[i] = 0;
+			cond->died++;
+		}
+	}
+	return cond->count == cond->nr || cond->failed || cond->died;
+}
+
+/*
+ * The deadline of many_processes_promoted in ms, see MANY_SCANS; 0 if the
+ * rate limit promotes nothing or cannot be read as a number.
+ */
+static unsigned long many_deadline_ms(void)
+{
+	unsigned long psz = sysconf(_SC_PAGESIZE);
+	unsigned long hot_pages = MANY_CHILDREN * (MANY_HOT_SIZE / psz);
+	unsigned long child_pages, passes, ms;
+	long vm = vm_pages(), mbps = LONG_MAX;
+
+	if (vm < 0)
+		return 0;
+	/* Without the sysctl nothing limits the rate */
+	if (!access(RATE_LIMIT_SYSCTL, F_OK) &&
+	    (tier_read_long(RATE_LIMIT_SYSCTL, &mbps) || mbps <= 0))
+		return 0;
+	/* A child maps what the test does, and its hot set */
+	child_pages = vm + MANY_HOT_SIZE / psz;
+	passes = MANY_CHILDREN * child_pages / MANY_PAGES_TO_SCAN + 1;
+	ms = MANY_SCANS * (FAST_PERIOD_MAX_MS + passes * MANY_SLEEP_MS);
+	ms += hot_pages * MANY_PAGE_COST_US / 1000;
+	ms += MANY_CHILDREN * MANY_HOT_SIZE / MIB * 1000 / mbps;
+	return ms + MANY_CHECK_MS;
+}
+
+/* Log how far the children got: how many, the slowest, the stragglers. */
+static void many_log(struct __test_metadata *_metadata,
+		     const struct many_board *board, int nr, int top)
+{
+	unsigned long nr_pages = MANY_HOT_SIZE / sysconf(_SC_PAGESIZE);
+	int i, reached = 0, slowest = -1, shown = 0;
+	const struct many_report *r;
+
+	for (i = 0; i < nr; i++) {
+		r = &board->child[i];
+		if (r->state == MANY_REACHED) {
+			reached++;
+			if (slowest < 0 ||
+			    r->reached > board->child[slowest].reached)
+				slowest = i;
+		} else if (shown++ < MANY_CHILDREN / 16) {
+			TH_LOG("child %d: %ld of %lu pages on node %d", i,
+			       r->pages, nr_pages, top);
+		}
+	}
+	TH_LOG("%d of %d hot sets at %d%% on node %d", reached, nr,
+	       PROMOTE_PERCENT, top);
+	if (slowest >= 0)
+		TH_LOG("the slowest, child %d, after %.1f s", slowest,
+		       board->child[slowest].reached);
+}
+
+TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
+{
+	struct many_cond cond = { .nr = 0 };
+	pid_t pids[MANY_CHILDREN], me = getpid();
+	unsigned long total = MANY_CHILDREN * MANY_HOT_SIZE;
+	bool placed = false, resumed = false, promoted = false;
+	struct stats before, after;
+	struct many_board *board;
+	unsigned long deadline;
+	int i;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (!node_has_room(self->slow, total))
+		SKIP(return, "node %d has no room for %lu MiB of hot sets",
+		     self->slow, total / MIB);
+	if (!node_has_room(self->top, total))
+		SKIP(return, "node %d has no room for %lu MiB to promote",
+		     self->top, total / MIB);
+	ASSERT_EQ(0, knob_write_long(PAGES_TO_SCAN, MANY_PAGES_TO_SCAN));
+	ASSERT_EQ(0, knob_write_long(MMS_TO_SCAN, MANY_MMS_TO_SCAN));
+	ASSERT_EQ(0, knob_write_long(SCAN_SLEEP_MS, MANY_SLEEP_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, 0));
+	deadline = many_deadline_ms();
+	if (!deadline || deadline > MANY_WAIT_MAX_MS)
+		SKIP(return, "the promotion rate limit (%s) allows no promotion within %d s",
+		     RATE_LIMIT_SYSCTL, MANY_WAIT_MAX_MS / 1000);
+	TH_LOG("deadline %lu ms", deadline);
+
+	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, board);
+	ASSERT_EQ(0, daemon_pause());
+	cond.board = board;
+	cond.pids = pids;
+	for (i = 0; i < MANY_CHILDREN; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			break;
+		if (!pids[i])
+			many_child(board, i, self->slow, self->top, me);
+		cond.nr++;
+	}
+
+	/* From here on, every path reaps the children before it returns */
+	if (cond.nr == MANY_CHILDREN) {
+		cond.want = MANY_READY;
+		placed = tier_wait(NULL, 0, many_counted, &cond,
+				   MANY_PLACE_TIMEOUT_MS) &&
+			 cond.count == cond.nr;
+	}
+	if (placed && !stats_read(&before)) {
+		board->start = tier_now();
+		__atomic_store_n(&board->started, 1, __ATOMIC_RELEASE);
+		resumed = !daemon_resume();
+	}
+	if (resumed) {
+		cond.want = MANY_REACHED;
+		promoted = tier_wait(NULL, 0, many_counted, &cond, deadline) &&
+			   cond.count == cond.nr;
+		TH_LOG("after %.1f s of %lu allowed", tier_now() - board->start,
+		       deadline / 1000);
+		many_log(_metadata, board, cond.nr, self->top);
+		if (!stats_read(&after))
+			stats_log(_metadata, &before, &after);
+	}
+	kill_children(pids, cond.nr);
+	munmap(board, sizeof(*board));
+
+	ASSERT_EQ(MANY_CHILDREN, cond.nr) {
+		TH_LOG("only %d children could be forked", cond.nr);
+	}
+	if (cond.failed)
+		SKIP(return, "%d children could not place their hot sets on node %d",
+		     cond.failed, self->slow);
+	ASSERT_EQ(0, cond.died) {
+		TH_LOG("%d children died", cond.died);
+	}
+	ASSERT_TRUE(placed) {
+		TH_LOG("%d of %d hot sets placed within %d s", cond.count,
+		       cond.nr, MANY_PLACE_TIMEOUT_MS / 1000);
+	}
+	ASSERT_TRUE(resumed);
+	ASSERT_TRUE(promoted) {
+		TH_LOG("not every hot set reached %d%% within %lu ms",
+		       PROMOTE_PERCENT, deadline);
+	}
+}
+
+/*
+ * idle_mm_beside_hot: a large mm that was populated and then sleeps, beside
+ * the test's small hot set, both on the slow node. The large mm's first
+ * scan reads every PTE of it: a first visit to a region primes it, and an
+ * mm that ran since its slot was made is not passed over as idle. 1 GiB
+ * of it and the hot set fit the slow node of a machine with a few GiB a
+ * node.
+ */
+#define IDLE_BIG_SIZE		(1024 * MIB)
+#define IDLE_HOT_SIZE		(8 * MIB)
+/*
+ * The pass budget, pages_to_scan, pinned to IDLE_PASS_SIZE of address
+ * space: the first scan of the large mm then takes IDLE_BIG_SIZE /
+ * IDLE_PASS_SIZE = 256 passes or more, a scan of the test's mm, its hot
+ * set and a few MiB more, a few.  The scan size is pinned to IDLE_SCAN_MB,
+ * more than the large mm maps, so that its first scan is all of it: later
+ * ones are passed over, since it sleeps.
+ */
+#define IDLE_PASS_SIZE		(4 * MIB)
+#define IDLE_SCAN_MB		(2 * IDLE_BIG_SIZE / MIB)
+/*
+ * The sleep between two passes, scan_sleep_ms, pinned to IDLE_SLEEP_MS:
+ * what the hot set waits for that is time rather than passes (the period
+ * after its priming scan, its migration, the test's count of it every
+ * TIER_POLL_MS) then costs few passes, in which the large mm, due all the
+ * while, is read on.
+ */
+#define IDLE_SLEEP_MS		100
+/*
+ * The hot set needs a scan that primes it and one that promotes it, a
+ * period apart.  With the pass budget shared among the due mms, the large
+ * mm has been read for a small part by then; had it been read to its end
+ * first, the hot set would wait for all of its PTEs.  So when the hot set
+ * has arrived, within PROMOTE_TIMEOUT_MS, kmmscand_pte_scanned must have
+ * grown by fewer than the large mm's PTEs, with every scan of every mm
+ * counted.  And the large mm's first scan must then end, its PTEs read,
+ * for that order to mean anything: within IDLE_WALK_MARGIN times the
+ * sleeps of the passes it takes.
+ */
+#define IDLE_WALK_MARGIN	4
+/* Placing 1 GiB, both waits, with a margin. */
+#define IDLE_TEST_TIMEOUT_S	420
+
+/*
+ * The large mm of idle_mm_beside_hot: place @size bytes on @node, say on
+ * @fd whether it could, and sleep. It dies with @parent, the test, however
+ * the test ends.
+ */
+static void idle_child(int node, size_t size, int fd, pid_t parent)
+{
+	struct tier_region region;
+	char ok;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(CHILD_ALLOC_FAILED);
+	ok = !tier_alloc_on_node(&region, size, node, false);
+	if (write(fd, &ok, 1) != 1 || !ok)
+		_exit(CHILD_ALLOC_FAILED);
+	for (;;)
+		pause();
+}
+
+TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
+{
+	unsigned long psz = sysconf(_SC_PAGESIZE);
+	unsigned long big_pages = IDLE_BIG_SIZE / psz, walk_ms;
+	/* Unless read, as many PTEs as fail the test */
+	unsigned long pte = ULONG_MAX;
+	struct tier_counter walked = { .name = stat_name[PTE_SCANNED] };
+	bool placed = false, resumed = false, promoted = false;
+	bool ended = false;
+	struct stats before, at_hot;
+	struct tier_region hot = { 0 };
+	struct tier_share share;
+	pid_t me = getpid(), pid;
+	double start = 0;
+	int fds[2];
+	char ok = 0;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (!node_has_room(self->slow, IDLE_BIG_SIZE + IDLE_HOT_SIZE))
+		SKIP(return, "node %d has no room for %lu MiB", self->slow,
+		     (IDLE_BIG_SIZE + IDLE_HOT_SIZE) / MIB);
+	if (!node_has_room(self->top, IDLE_HOT_SIZE))
+		SKIP(return, "node %d has no room for %lu MiB to promote",
+		     self->top, IDLE_HOT_SIZE / MIB);
+	ASSERT_EQ(0, knob_write_long(PAGES_TO_SCAN, IDLE_PASS_SIZE / psz));
+	ASSERT_EQ(0, knob_write_long(SCAN_SLEEP_MS, IDLE_SLEEP_MS));
+	ASSERT_EQ(0, pin_scan_size(IDLE_SCAN_MB));
+	walk_ms = IDLE_BIG_SIZE / IDLE_PASS_SIZE * IDLE_SLEEP_MS *
+		  IDLE_WALK_MARGIN;
+	/* Both mms due as soon as the daemon resumes */
+	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, 0));
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(fds[0]);
+		idle_child(self->slow, IDLE_BIG_SIZE, fds[1], me);
+	}
+
+	/* From here on, every path reaps the child before it returns */
+	close(fds[1]);
+	placed = read(fds[0], &ok, 1) == 1 && ok &&
+		 !tier_alloc_on_node(&hot, IDLE_HOT_SIZE, self->slow, false);
+	close(fds[0]);
+	if (placed && !stats_read(&before))
+		resumed = !daemon_resume();
+	if (resumed) {
+		start = tier_now();
+		tier_share_init(&share, &hot, self->top, PROMOTE_PERCENT);
+		promoted = tier_wait(&hot, 1, tier_share_reached, &share,
+				     PROMOTE_TIMEOUT_MS);
+		if (!stats_read(&at_hot))
+			pte = stat_delta(&before, &at_hot, PTE_SCANNED);
+		TH_LOG("%lu of %lu hot pages on node %d after %.1f s",
+		       share.last_pages, tier_nr_pages(&hot), self->top,
+		       tier_now() - start);
+		TH_LOG("%lu PTEs read meanwhile; the large mm maps %lu",
+		       pte, big_pages);
+		walked.min = before.v[PTE_SCANNED] + big_pages;
+		ended = tier_wait(NULL, 0, tier_counter_reached, &walked,
+				  walk_ms);
+		TH_LOG("%lu PTEs read after %.1f s", walked.last -
+		       before.v[PTE_SCANNED], tier_now() - start);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	tier_free(&hot);
+
+	if (!placed)
+		SKIP(return, "could not place %lu MiB on node %d",
+		     (IDLE_BIG_SIZE + IDLE_HOT_SIZE) / MIB, self->slow);
+	ASSERT_TRUE(resumed);
+	ASSERT_TRUE(promoted) {
+		TH_LOG("the hot set did not reach %d%% within %d s",
+		       PROMOTE_PERCENT, PROMOTE_TIMEOUT_MS / 1000);
+	}
+	ASSERT_GT(big_pages, pte) {
+		TH_LOG("the hot set waited for the large mm's full read");
+	}
+	ASSERT_TRUE(ended) {
+		TH_LOG("the large mm was not read in full: no order shown");
+	}
 }
 
 TEST_HARNESS_MAIN
