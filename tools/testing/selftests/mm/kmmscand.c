@@ -2414,7 +2414,6 @@ TEST_F_TIMEOUT(kmmscand, shared_subrange_policy, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(watched);
 }
 
-
 /*
  * A task that spins until killed, or until the test process goes, so that
  * every CPU has more than one task to run and the kmmscand thread shares
@@ -2432,14 +2431,15 @@ static pid_t spin_child(void)
 }
 
 /*
- * Promote a hot set that the test keeps touching, with migrate_by_owner set
- * to @by_owner: return in @owner the growth of kmmscand_owner_migrated
- * meanwhile, in @all that of kmmscand_migrated, and in @moved the pages of
- * the hot set that reached the top node.
+ * Promote a hot set that the test keeps touching from node @slow to node
+ * @top, with migrate_by_owner set to @by_owner: return in @owner the
+ * growth of kmmscand_owner_migrated meanwhile, in @all that of
+ * kmmscand_migrated, and in @moved the pages of the hot set that reached
+ * the top node.
  */
-static void promote_with(struct __test_metadata *_metadata,
-			 FIXTURE_DATA(kmmscand) *self, const char *by_owner,
-			 unsigned long *owner, unsigned long *all, long *moved)
+static void promote_with(struct __test_metadata *_metadata, int top, int slow,
+			 const char *by_owner, unsigned long *owner,
+			 unsigned long *all, long *moved)
 {
 	long i, nr_spin = sysconf(_SC_NPROCESSORS_ONLN);
 	struct stats before, after;
@@ -2455,13 +2455,13 @@ static void promote_with(struct __test_metadata *_metadata,
 	}
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, knob_write(MIGRATE_BY_OWNER, by_owner));
-	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, slow, false));
 	ASSERT_EQ(0, stats_read(&before));
 	ASSERT_EQ(0, daemon_resume());
-	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, top,
 				  PROMOTE_PERCENT, &hot, 1));
 	ASSERT_EQ(0, stats_read(&after));
-	*moved = tier_pages_on_node(&hot, self->top);
+	*moved = tier_pages_on_node(&hot, top);
 	stats_log(_metadata, &before, &after);
 	*owner = stat_delta(&before, &after, OWNER_MIGRATED);
 	*all = stat_delta(&before, &after, MIGRATED);
@@ -2488,13 +2488,15 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 	 * a batch found while the test sleeps in the kernel is the kmmscand
 	 * thread's: at least half of the hot set is asked for.
 	 */
-	promote_with(_metadata, self, "1", &owner, &all, &moved);
+	promote_with(_metadata, self->top, self->slow, "1", &owner, &all,
+		     &moved);
 	TH_LOG("migrate_by_owner=1: %lu of %lu pages migrated by their process",
 	       owner, all);
 	ASSERT_GT(moved, 0);
 	EXPECT_GE(owner, moved / 2);
 
-	promote_with(_metadata, self, "0", &owner, &all, &moved);
+	promote_with(_metadata, self->top, self->slow, "0", &owner, &all,
+		     &moved);
 	TH_LOG("migrate_by_owner=0: %lu of %lu pages migrated by their process",
 	       owner, all);
 	EXPECT_EQ(0, owner);
