@@ -73,15 +73,20 @@
  *   with no other kmmscand lock held and before the mmap_lock, to sample
  *   where the owner may allocate and which memory policy it runs under.
  * - mmap_lock of the scanned mm, for read, with trylock only.  It is held
- *   across the walk and the migration of the batch, which keeps the VMAs
- *   recorded with the candidates valid.  The walk gives up the lock, and
- *   drops its batch, as soon as a writer waits.
+ *   across the walk and the isolation of the batch, which keeps the VMAs
+ *   recorded with the candidates valid, and across its migration when the
+ *   thread migrates it itself; a batch handed to a thread of the mm is
+ *   migrated with no lock held (see "kmmscand migration by the owner").
+ *   The walk gives up the lock, and drops its batch, as soon as a writer
+ *   waits.
  * - The page table lock of the PMD or PTE table being walked, for the
  *   Accessed bit test and for pinning the folio.  It is never held across
  *   migration, which takes the LRU and folio locks itself.
  * - kmmscand_mm_lock (a spinlock) protects the slot hash, the queue of
  *   slots by due time and the slot the thread holds.
  *   The thread takes it with no other lock held; nothing sleeps under it.
+ *   Under it, the thread takes the pi_lock of a task given a batch
+ *   (task_work_cancel()) when it stops.
  *   The slot the thread holds, out of the queue, belongs to the thread:
  *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
  *   has no users.  Of the fields of a slot, the lock covers the hash and
@@ -284,6 +289,7 @@
 #include <linux/pagewalk.h>
 #include <linux/pid_namespace.h>
 #include <linux/rbtree.h>
+#include <linux/seq_file.h>
 #include <linux/sched/cputime.h>
 #include <linux/sched/isolation.h>
 #include <linux/sched/mm.h>
@@ -694,6 +700,34 @@ struct kmmscand_scan_state {
 };
 
 /**
+ * struct kmmscand_mm_stats - what kmmscand did for one mm, since it was
+ *	tracked, for /proc/<pid>/kmmscand
+ * @scans: scans completed
+ * @pte_scanned: base pages whose entries the scans examined
+ * @accessed: accessed slow-tier base pages they found
+ * @promoted: base pages the kmmscand thread migrated
+ * @failed: base pages the kmmscand thread failed to migrate
+ * @cpu_ns: CPU time of the kmmscand thread on the mm
+ * @owner_promoted: base pages threads of the process migrated
+ * @owner_failed: base pages threads of the process failed to migrate
+ * @owner_cpu_ns: CPU time threads of the process spent migrating
+ *
+ * The thread updates the first six while it holds the slot; threads of
+ * the process update the last three under kmmscand_mm_lock.
+ */
+struct kmmscand_mm_stats {
+	u64 scans;
+	u64 pte_scanned;
+	u64 accessed;
+	u64 promoted;
+	u64 failed;
+	u64 cpu_ns;
+	u64 owner_promoted;
+	u64 owner_failed;
+	u64 owner_cpu_ns;
+};
+
+/**
  * struct kmmscand_hist_chunk - the histories of KMMSCAND_HIST_CHUNK_REGIONS
  *	consecutive regions
  * @region: one history per region, see KMMSCAND_HIST_*
@@ -796,6 +830,7 @@ struct kmmscand_region {
  * @handed_at: with @handed, jiffies when they were handed to it
  * @scan_due: with @handed, when the next scan is due; @next_scan is then no
  *	later than when they must have been taken
+ * @stats: what kmmscand did for the mm
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
@@ -822,6 +857,7 @@ struct kmmscand_mm_slot {
 	struct task_struct *handed_to;
 	unsigned long handed_at;
 	unsigned long scan_due;
+	struct kmmscand_mm_stats stats;
 };
 
 /**
@@ -2173,7 +2209,8 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 					      struct kmmscand_mm_slot *ms,
 					      struct list_head *isolated,
 					      struct kmmscand_candidate *entry,
-					      unsigned int nr, int target)
+					      unsigned int nr, int target,
+					      unsigned long *failed)
 {
 	struct kmmscand_candidate key, *c;
 	enum kmmscand_promote_result result;
@@ -2181,6 +2218,7 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 	struct folio *folio;
 	unsigned int i;
 
+	*failed = 0;
 	if (list_empty(isolated))
 		return 0;
 	migrate_misplaced_folios(isolated, target);
@@ -2201,6 +2239,7 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 		if (c->failed) {
 			result = KMMSCAND_PROMOTE_MIGRATE_FAILED;
 			count_vm_events(KMMSCAND_MIGRATE_FAILED, c->nr);
+			*failed += c->nr;
 		} else {
 			result = KMMSCAND_PROMOTED;
 			count_vm_events(KMMSCAND_MIGRATED, c->nr);
@@ -2252,6 +2291,37 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
  * the batches that no thread took yet.
  */
 
+/* The kmmscand thread migrated a batch of @ms */
+static void kmmscand_count_moved(struct kmmscand_mm_slot *ms,
+				 unsigned long moved, unsigned long failed)
+{
+	ms->stats.promoted += moved;
+	ms->stats.failed += failed;
+}
+
+/*
+ * A thread of the process migrated a batch of @mm in @cpu_ns: count it in
+ * the slot of @mm, if it is still tracked.
+ */
+static void kmmscand_count_owner_moved(struct mm_struct *mm,
+				       unsigned long moved,
+				       unsigned long failed, u64 cpu_ns)
+{
+	struct kmmscand_mm_slot *ms;
+	struct mm_slot *slot;
+
+	count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
+	spin_lock(&kmmscand_mm_lock);
+	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
+	if (slot) {
+		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+		ms->stats.owner_promoted += moved;
+		ms->stats.owner_failed += failed;
+		ms->stats.owner_cpu_ns += cpu_ns;
+	}
+	spin_unlock(&kmmscand_mm_lock);
+}
+
 /* The batch @m is migrated or put back: it holds its target's room no more */
 static void kmmscand_moves_done(struct kmmscand_moves *m)
 {
@@ -2268,15 +2338,19 @@ static void kmmscand_run_moves(struct callback_head *work)
 {
 	struct kmmscand_moves *m = container_of(work, struct kmmscand_moves,
 						work);
-	unsigned long moved;
+	unsigned long moved, failed;
+	u64 runtime;
 
 	if ((current->flags & PF_EXITING) || fatal_signal_pending(current) ||
 	    !READ_ONCE(kmmscand_scan_enabled)) {
 		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
 	} else {
+		runtime = task_sched_runtime(current);
 		moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios,
-						 m->entry, m->nr, m->target);
-		count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
+						 m->entry, m->nr, m->target,
+						 &failed);
+		kmmscand_count_owner_moved(m->mm, moved, failed,
+					   task_sched_runtime(current) - runtime);
 	}
 	kmmscand_moves_done(m);
 }
@@ -2333,8 +2407,8 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 {
 	struct kmmscand_candidate *entry = ctl->batch->entry;
 	struct kmmscand_mm_slot *ms = ctl->ms;
+	unsigned long nr_pages = 0, moved, failed;
 	struct kmmscand_moves *m;
-	unsigned long nr_pages = 0;
 	struct task_struct *t;
 	unsigned int i, nr = 0;
 
@@ -2379,8 +2453,10 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 	if (task_work_add(t, &m->work, TWA_RESUME)) {
 		/* It is exiting */
 		put_task_struct(t);
-		kmmscand_migrate_entries(m->mm, NULL, &m->folios, m->entry,
-					 m->nr, target);
+		moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios,
+						 m->entry, m->nr, target,
+						 &failed);
+		kmmscand_count_moved(ms, moved, failed);
 		kmmscand_moves_done(m);
 		return true;
 	}
@@ -2405,7 +2481,7 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 {
 	struct kmmscand_moves *m = ms->handed;
-	unsigned long deadline;
+	unsigned long deadline, moved, failed;
 
 	if (!m)
 		return false;
@@ -2418,9 +2494,13 @@ static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 		if (drop)
 			kmmscand_drop_entries(m->mm, &m->folios, m->entry,
 					      m->nr);
-		else
-			kmmscand_migrate_entries(m->mm, NULL, &m->folios,
-						 m->entry, m->nr, m->target);
+		else {
+			moved = kmmscand_migrate_entries(m->mm, NULL,
+							 &m->folios, m->entry,
+							 m->nr, m->target,
+							 &failed);
+			kmmscand_count_moved(ms, moved, failed);
+		}
 		kmmscand_moves_done(m);
 	}
 	put_task_struct(ms->handed_to);
@@ -2437,10 +2517,14 @@ static void kmmscand_move_isolated(struct kmmscand_walk_ctl *ctl,
 				   struct list_head *isolated,
 				   unsigned int end, int target)
 {
+	unsigned long moved, failed;
+
 	if (list_empty(isolated) || kmmscand_hand_off(ctl, isolated, end, target))
 		return;
-	kmmscand_migrate_entries(ctl->mm, ctl->ms, isolated, ctl->batch->entry,
-				 end, target);
+	moved = kmmscand_migrate_entries(ctl->mm, ctl->ms, isolated,
+					 ctl->batch->entry, end, target,
+					 &failed);
+	kmmscand_count_moved(ctl->ms, moved, failed);
 }
 
 /*
@@ -3191,6 +3275,7 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	ms->scan_left = 0;
 
 	count_vm_event(KMMSCAND_MM_SCANS);
+	ms->stats.scans++;
 	trace_kmmscand_scan_end(ms->slot.mm, ms->address, ms->scanned,
 				ms->accessed, old.prev_accessed,
 				ms->state.prev_accessed, old.period_ms,
@@ -3495,6 +3580,8 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 	ms->primed += ctl->primed;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
+	ms->stats.pte_scanned += ctl->scanned;
+	ms->stats.accessed += ctl->accessed;
 	count_vm_events(KMMSCAND_NOT_HOT, ctl->not_hot);
 	if (done) {
 		kmmscand_end_scan(ms);
@@ -3634,6 +3721,7 @@ static void kmmscand_do_pass(void)
 	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
 	unsigned long start = jiffies, nr_due, share;
 	struct kmmscand_mm_slot *ms;
+	u64 runtime;
 
 	spin_lock(&kmmscand_mm_lock);
 	nr_due = kmmscand_count_due(&kmmscand_scan.due, start,
@@ -3646,7 +3734,9 @@ static void kmmscand_do_pass(void)
 			break;
 		/* What an mm leaves of its share goes to those after it */
 		share = kmmscand_step_share(pages, nr_due);
+		runtime = task_sched_runtime(current);
 		pages -= kmmscand_scan_mm(ms, min(share, pages));
+		ms->stats.cpu_ns += task_sched_runtime(current) - runtime;
 		/*
 		 * Put off, its mmap_lock busy or its share spent: due again
 		 * after this pass, behind the slots due before, so that the
@@ -3841,6 +3931,57 @@ static int kmmscand_start_stop(bool enable)
 		return PTR_ERR(thread);
 	}
 	kmmscand_thread = thread;
+	return 0;
+}
+
+/**
+ * proc_pid_kmmscand - show /proc/<pid>/kmmscand
+ * @m: the seq_file
+ * @ns: the pid namespace of the file
+ * @pid: the process's pid
+ * @task: the process
+ *
+ * What kmmscand did for the address space of @task since it was tracked,
+ * one "name value" line each: the scans and what they found, the pages
+ * promoted by the kmmscand thread and by the process's own threads, and
+ * the CPU time each spent on it, then the scan period and size it is at.
+ * A snapshot taken under kmmscand_mm_lock, which the thread does not hold
+ * while it updates its own figures: each figure is whole, the set may be
+ * a scan step apart.
+ *
+ * Return: 0.
+ */
+int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
+		      struct pid *pid, struct task_struct *task)
+{
+	struct mm_struct *mm = get_task_mm(task);
+	struct kmmscand_scan_state state = {};
+	struct kmmscand_mm_stats st = {};
+	struct kmmscand_mm_slot *ms;
+	struct mm_slot *slot = NULL;
+
+	if (mm) {
+		spin_lock(&kmmscand_mm_lock);
+		slot = mm_slot_lookup(kmmscand_slots_hash, mm);
+		if (slot) {
+			ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+			st = data_race(ms->stats);
+			state = data_race(ms->state);
+		}
+		spin_unlock(&kmmscand_mm_lock);
+		mmput(mm);
+	}
+	seq_printf(m, "tracked %d\n", !!slot);
+	seq_printf(m, "scans %llu\n", st.scans);
+	seq_printf(m, "pte_scanned %llu\n", st.pte_scanned);
+	seq_printf(m, "slowtier_accessed %llu\n", st.accessed);
+	seq_printf(m, "promoted %llu\n", st.promoted + st.owner_promoted);
+	seq_printf(m, "promote_failed %llu\n", st.failed + st.owner_failed);
+	seq_printf(m, "owner_promoted %llu\n", st.owner_promoted);
+	seq_printf(m, "kmmscand_cpu_ns %llu\n", st.cpu_ns);
+	seq_printf(m, "owner_cpu_ns %llu\n", st.owner_cpu_ns);
+	seq_printf(m, "scan_period_ms %lu\n", state.period_ms);
+	seq_printf(m, "scan_size_mb %lu\n", state.size_mb);
 	return 0;
 }
 

@@ -122,6 +122,11 @@ static inline void kmmscand_execve(struct mm_struct *mm)
 
 bool kmmscand_wants_room(int nid);
 
+struct seq_file;
+struct pid_namespace;
+int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
+		      struct pid *pid, struct task_struct *task);
+
 /* Must run before exit_mmap(), like khugepaged_exit() */
 static inline void kmmscand_exit(struct mm_struct *mm)
 {

@@ -52,6 +52,10 @@
  *                           set is promoted copies it itself
  *                           (kmmscand_owner_migrated grows); with 0 the
  *                           kmmscand thread does (it does not)
+ * proc_figures:             /proc/self/kmmscand counts the pages promoted
+ *                           for the test and the PTEs its scans read, no
+ *                           more than the global counters over the same
+ *                           window, and its CPU figure grows
  * many_processes_promoted:  128 processes, each with a small hot set on the
  *                           slow node, all have it on the top node within a
  *                           deadline computed from the knobs
@@ -363,6 +367,9 @@
 #define SHARED_SIZE		(32 * MIB)
 #define SHARED_MAPS		2
 #define SHARED_WATCH_PERIODS	3
+
+/* proc_figures: what kmmscand did for the test process */
+#define PROC_KMMSCAND		"/proc/self/kmmscand"
 
 enum knob {
 	SCAN_ENABLED,
@@ -2996,6 +3003,107 @@ TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(ended) {
 		TH_LOG("the large mm was not read in full: no order shown");
 	}
+}
+
+/* The figures of /proc/self/kmmscand that proc_figures looks at */
+struct proc_figures {
+	unsigned long long tracked;
+	unsigned long long pte_scanned;
+	unsigned long long accessed;
+	unsigned long long promoted;
+	unsigned long long cpu_ns;
+};
+
+static int proc_figures_read(struct proc_figures *f)
+{
+	unsigned long long value;
+	char name[64];
+	FILE *fp;
+
+	fp = fopen(PROC_KMMSCAND, "r");
+	if (!fp)
+		return -errno;
+	memset(f, 0, sizeof(*f));
+	while (fscanf(fp, "%63s %llu", name, &value) == 2) {
+		if (!strcmp(name, "tracked"))
+			f->tracked = value;
+		else if (!strcmp(name, "pte_scanned"))
+			f->pte_scanned = value;
+		else if (!strcmp(name, "slowtier_accessed"))
+			f->accessed = value;
+		else if (!strcmp(name, "promoted"))
+			f->promoted = value;
+		else if (!strcmp(name, "kmmscand_cpu_ns"))
+			f->cpu_ns = value;
+	}
+	fclose(fp);
+	return 0;
+}
+
+/* Condition for tier_wait(): the file counts @pages promoted since @before */
+struct proc_promoted_cond {
+	struct proc_figures before;
+	struct proc_figures now;
+	unsigned long long pages;
+};
+
+static bool proc_promoted(void *arg)
+{
+	struct proc_promoted_cond *cond = arg;
+
+	if (proc_figures_read(&cond->now))
+		return false;
+	return cond->now.promoted - cond->before.promoted >= cond->pages;
+}
+
+TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct proc_promoted_cond cond;
+	struct stats before, after;
+	struct proc_figures *b = &cond.before, *a = &cond.now;
+	struct tier_region hot;
+	long moved;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (access(PROC_KMMSCAND, R_OK))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	/*
+	 * The kernel counts globally first: read the global counters first
+	 * at the start and last at the end, so that what the file counts in
+	 * between is counted by them too.
+	 */
+	ASSERT_EQ(0, stats_read(&before));
+	ASSERT_EQ(0, proc_figures_read(b));
+	ASSERT_EQ(1, b->tracked);
+	ASSERT_EQ(0, daemon_resume());
+
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	moved = tier_pages_on_node(&hot, self->top);
+	ASSERT_GT(moved, 0);
+	/* A batch is counted just after it moved */
+	cond.pages = moved;
+	EXPECT_TRUE(tier_wait(&hot, 1, proc_promoted, &cond,
+			      TIER_VMSTAT_LAG_MS));
+	ASSERT_EQ(0, stats_read(&after));
+	TH_LOG("file: +%llu promoted, +%llu PTEs, +%llu accessed, +%llu ns",
+	       a->promoted - b->promoted, a->pte_scanned - b->pte_scanned,
+	       a->accessed - b->accessed, a->cpu_ns - b->cpu_ns);
+	TH_LOG("vmstat: +%lu promoted, +%lu PTEs, +%lu accessed",
+	       stat_delta(&before, &after, MIGRATED),
+	       stat_delta(&before, &after, PTE_SCANNED),
+	       stat_delta(&before, &after, SLOWTIER_ACCESSED));
+	EXPECT_LE(a->promoted - b->promoted,
+		  stat_delta(&before, &after, MIGRATED));
+	EXPECT_GT(a->pte_scanned - b->pte_scanned, 0);
+	EXPECT_LE(a->pte_scanned - b->pte_scanned,
+		  stat_delta(&before, &after, PTE_SCANNED));
+	EXPECT_GE(a->accessed - b->accessed, moved);
+	EXPECT_LE(a->accessed - b->accessed,
+		  stat_delta(&before, &after, SLOWTIER_ACCESSED));
+	EXPECT_GT(a->cpu_ns, b->cpu_ns);
 }
 
 TEST_HARNESS_MAIN
