@@ -2491,10 +2491,10 @@ static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 		if (!drop && time_before(jiffies, deadline) &&
 		    !task_work_add(ms->handed_to, &m->work, TWA_RESUME))
 			return true;
-		if (drop)
+		if (drop) {
 			kmmscand_drop_entries(m->mm, &m->folios, m->entry,
 					      m->nr);
-		else {
+		} else {
 			moved = kmmscand_migrate_entries(m->mm, NULL,
 							 &m->folios, m->entry,
 							 m->nr, m->target,
@@ -3965,7 +3965,9 @@ int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
 		slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 		if (slot) {
 			ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
+			/* The thread updates its figures without the lock */
 			st = data_race(ms->stats);
+			/* And the scan state likewise */
 			state = data_race(ms->state);
 		}
 		spin_unlock(&kmmscand_mm_lock);
