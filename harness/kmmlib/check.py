@@ -12,8 +12,8 @@ import subprocess
 import time
 
 from . import kernel, tree, vm
-from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line, die,
-                     ensure_dir, run, say)
+from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line,
+                     build_workload, die, ensure_dir, run, say)
 
 KSFT_SRC = os.path.join(TREE, "tools", "testing", "selftests", "mm")
 KSFT_OUT = os.path.join(OUT, "ksft")
@@ -32,6 +32,11 @@ KSELFTESTS = [
     # The bounded form of the stress suite: about 80 s under TCG.
     ("kmmscand_stress", 600),
 ]
+# The test of tools/mm/kmmscand-top on a real run, with its timeout: a
+# script of ours that reports TAP like the kselftests (run after them).
+TOOL_TEST = os.path.join(HARNESS, "guest", "kmmscand_top_test")
+TOOL_TEST_TIMEOUT = 120
+TOOL = os.path.join(TREE, "tools", "mm", "kmmscand-top")
 # The whole VM run: boot, every test's timeout, and margin for the rest.
 VM_MARGIN = 300
 
@@ -265,10 +270,12 @@ def report_kunit(t, console_log):
         t.add("KUnit parse", "fail", "kunit.py parse: see out/logs/kunit.log")
 
 
-def guest_command(present):
+def guest_command(present, hotset):
     tests = " ".join(f"{os.path.join(KSFT_OUT, n)}:{to}"
                      for n, to in KSELFTESTS if n in present)
-    return f"sh {GUEST_RUNNER} {os.path.join(vm.VM_DIR, 'ksft')} {tests}"
+    tests += f" {TOOL_TEST}:{TOOL_TEST_TIMEOUT}"
+    return (f"KMM_TOP={TOOL} KMM_HOTSET={hotset} "
+            f"sh {GUEST_RUNNER} {os.path.join(vm.VM_DIR, 'ksft')} {tests}")
 
 
 class Progress:
@@ -308,10 +315,12 @@ def check(skip_static=False):
         check_warnings(t, tip)
         image = kernel.build("debug")
     present = build_kselftests()
-    timeout = VM_MARGIN + sum(to for n, to in KSELFTESTS if n in present)
-    say(f"booting the two-tier VM for KUnit and {len(present)} kselftest "
-        f"programs (up to {timeout} s)")
-    res = vm.boot(image, guest_command(present), timeout,
+    hotset = build_workload("hotset")
+    timeout = (VM_MARGIN + TOOL_TEST_TIMEOUT +
+               sum(to for n, to in KSELFTESTS if n in present))
+    say(f"booting the two-tier VM for KUnit, {len(present)} kselftest "
+        f"programs and the test of kmmscand-top (up to {timeout} s)")
+    res = vm.boot(image, guest_command(present, hotset), timeout,
                   log=os.path.join(LOGS, "check-console.log"),
                   label="tests", echo=Progress())
     say(f"VM run took {int(res.elapsed)} s; console: out/logs/check-console.log")
@@ -319,7 +328,7 @@ def check(skip_static=False):
         t.add("VM run", "fail", "timed out" if res.timed_out else
               "no exit status (guest crashed?)")
     report_kunit(t, os.path.join(LOGS, "check-console.log"))
-    report_kselftests(t, present)
+    report_kselftests(t, present + [os.path.basename(TOOL_TEST)])
     splats = res.splats()
     for s in splats:
         print("[kmm] kernel splat in the guest log:\n" + s + "\n")
