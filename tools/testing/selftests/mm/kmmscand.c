@@ -1501,6 +1501,8 @@ static void sleeping_child(int node, size_t size, int fd)
 	struct tier_region region;
 	char ok = 1;
 
+	/* Gone with the test process, should an assertion end it first */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (tier_alloc_on_node(&region, size, node, false))
 		_exit(CHILD_ALLOC_FAILED);
 	if (write(fd, &ok, 1) != 1)
@@ -1583,6 +1585,8 @@ static void bound_running_child(int node, int fd)
 	unsigned long mask = 1UL << node;
 	char ok = 1;
 
+	/* Likewise; the exec() keeps it */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
 		_exit(CHILD_ALLOC_FAILED);
 	if (write(fd, &ok, 1) != 1)
