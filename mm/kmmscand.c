@@ -2329,6 +2329,25 @@ static void kmmscand_moves_done(struct kmmscand_moves *m)
 	kvfree(m);
 }
 
+/* The kmmscand thread migrates a batch of @ms it had handed out, frees it */
+static void kmmscand_take_back(struct kmmscand_mm_slot *ms,
+			       struct kmmscand_moves *m)
+{
+	unsigned long moved, failed;
+
+	moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios, m->entry,
+					 m->nr, m->target, &failed);
+	kmmscand_count_moved(ms, moved, failed);
+	kmmscand_moves_done(m);
+}
+
+/* A batch handed out is given up: put its folios back, and free it */
+static void kmmscand_drop_moves(struct kmmscand_moves *m)
+{
+	kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
+	kmmscand_moves_done(m);
+}
+
 /*
  * Task work: a thread of the mm migrates the candidates handed to it.  A
  * process that is exiting or killed is not made to copy, nor one whose
@@ -2407,7 +2426,7 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 {
 	struct kmmscand_candidate *entry = ctl->batch->entry;
 	struct kmmscand_mm_slot *ms = ctl->ms;
-	unsigned long nr_pages = 0, moved, failed;
+	unsigned long nr_pages = 0;
 	struct kmmscand_moves *m;
 	struct task_struct *t;
 	unsigned int i, nr = 0;
@@ -2453,11 +2472,7 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 	if (task_work_add(t, &m->work, TWA_RESUME)) {
 		/* It is exiting */
 		put_task_struct(t);
-		moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios,
-						 m->entry, m->nr, target,
-						 &failed);
-		kmmscand_count_moved(ms, moved, failed);
-		kmmscand_moves_done(m);
+		kmmscand_take_back(ms, m);
 		return true;
 	}
 	ms->handed = m;
@@ -2481,7 +2496,7 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 {
 	struct kmmscand_moves *m = ms->handed;
-	unsigned long deadline, moved, failed;
+	unsigned long deadline;
 
 	if (!m)
 		return false;
@@ -2491,17 +2506,10 @@ static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
 		if (!drop && time_before(jiffies, deadline) &&
 		    !task_work_add(ms->handed_to, &m->work, TWA_RESUME))
 			return true;
-		if (drop) {
-			kmmscand_drop_entries(m->mm, &m->folios, m->entry,
-					      m->nr);
-		} else {
-			moved = kmmscand_migrate_entries(m->mm, NULL,
-							 &m->folios, m->entry,
-							 m->nr, m->target,
-							 &failed);
-			kmmscand_count_moved(ms, moved, failed);
-		}
-		kmmscand_moves_done(m);
+		if (drop)
+			kmmscand_drop_moves(m);
+		else
+			kmmscand_take_back(ms, m);
 	}
 	put_task_struct(ms->handed_to);
 	ms->handed = NULL;
@@ -3860,9 +3868,8 @@ static void kmmscand_drop_handed(void)
 
 	for (; taken; taken = next) {
 		next = taken->next;
-		m = container_of(taken, struct kmmscand_moves, work);
-		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
-		kmmscand_moves_done(m);
+		kmmscand_drop_moves(container_of(taken, struct kmmscand_moves,
+						 work));
 	}
 }
 
