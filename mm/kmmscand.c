@@ -2426,8 +2426,8 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 {
 	struct kmmscand_candidate *entry = ctl->batch->entry;
 	struct kmmscand_mm_slot *ms = ctl->ms;
-	unsigned long nr_pages = 0;
 	struct kmmscand_moves *m;
+	unsigned long nr_pages = 0;
 	struct task_struct *t;
 	unsigned int i, nr = 0;
 

@@ -63,7 +63,10 @@
  *                           reaches the top node while the large mm's
  *                           first scan is still under way
  *
- * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
+ * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers;
+ * proc_figures skips without /proc/<pid>/kmmscand, unless
+ * KMMSCAND_REQUIRE_PROC=1 in the environment makes that a failure (for a
+ * rig whose kernel is meant to have it).
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
  * changed.
  */
@@ -370,6 +373,7 @@
 
 /* proc_figures: what kmmscand did for the test process */
 #define PROC_KMMSCAND		"/proc/self/kmmscand"
+#define REQUIRE_PROC_ENV	"KMMSCAND_REQUIRE_PROC"
 
 enum knob {
 	SCAN_ENABLED,
@@ -3069,8 +3073,15 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	long moved;
 
 	ASSERT_EQ(0, self->setup_err);
-	if (access(PROC_KMMSCAND, R_OK))
+	if (access(PROC_KMMSCAND, R_OK)) {
+		const char *env = getenv(REQUIRE_PROC_ENV);
+
+		ASSERT_FALSE(env && !strcmp(env, "1")) {
+			TH_LOG("no %s, and %s=1", PROC_KMMSCAND,
+			       REQUIRE_PROC_ENV);
+		}
 		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+	}
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	/*
