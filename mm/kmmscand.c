@@ -278,6 +278,7 @@
 #include <linux/hugetlb.h>
 #include <linux/kmmscand.h>
 #include <linux/kthread.h>
+#include <linux/memcontrol.h>
 #include <linux/memory.h>
 #include <linux/memory-tiers.h>
 #include <linux/mempolicy.h>
@@ -288,6 +289,7 @@
 #include <linux/page_idle.h>
 #include <linux/pagewalk.h>
 #include <linux/pid_namespace.h>
+#include <linux/prctl.h>
 #include <linux/rbtree.h>
 #include <linux/seq_file.h>
 #include <linux/sched/cputime.h>
@@ -1002,6 +1004,7 @@ static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
 	KMMSCAND_SMART_SCAN_MAX_SKIPS;
 static bool kmmscand_skip_idle_mm __read_mostly = true;
 static bool kmmscand_migrate_by_owner __read_mostly = true;
+static bool kmmscand_scan_by_default __read_mostly = true;
 static struct kmmscand_tuning kmmscand_tuning = {
 	.period_ms = {
 		.min = KMMSCAND_SCAN_PERIOD_MIN_MS,
@@ -2311,6 +2314,9 @@ static void kmmscand_count_owner_moved(struct mm_struct *mm,
 	struct mm_slot *slot;
 
 	count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
+	count_memcg_events_mm(mm, KMMSCAND_OWNER_MIGRATED, moved);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATED, moved);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED, failed);
 	spin_lock(&kmmscand_mm_lock);
 	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 	if (slot) {
@@ -3464,6 +3470,113 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 }
 
 /**
+ * DOC: Choosing what kmmscand serves
+ *
+ * A process chooses with prctl(PR_SET_KMMSCAND): PR_KMMSCAND_OFF, never
+ * scanned; PR_KMMSCAND_ON, scanned even where the scan_by_default knob is
+ * 0; PR_KMMSCAND_DEFAULT (as every process starts), scanned as that knob
+ * says.  The mode is a property of the address space, in two bits of
+ * mm->flags within MMF_INIT_MASK: fork() copies it and exec() keeps it, as
+ * for PR_SET_THP_DISABLE, so a launcher sets it for the workload it starts.
+ * No privilege is needed: a process that opts in only asks for what it
+ * gets by default on most machines.
+ *
+ * The memory controller's memory.kmmscand file, 1 by default, lets an
+ * administrator turn scanning off for the processes of a cgroup without
+ * touching them: with 0 in a cgroup or any of its ancestors, kmmscand
+ * scans none of them, whatever their prctl mode.  It is looked up at each
+ * scan, in the cgroup of the mm's owner, so that a process that moves
+ * follows its new cgroup.
+ *
+ * An mm that is not served stays tracked, so that a change takes effect
+ * without waiting for an exec(), and costs a look at its flags every
+ * longest scan period; that is also how soon a change is seen.
+ */
+
+/* The prctl mode of @mm, PR_KMMSCAND_* */
+static unsigned int kmmscand_mm_mode(struct mm_struct *mm)
+{
+	unsigned long flags = READ_ONCE(mm->flags);
+
+	if (flags & BIT(MMF_KMMSCAND_OFF))
+		return PR_KMMSCAND_OFF;
+	if (flags & BIT(MMF_KMMSCAND_ON))
+		return PR_KMMSCAND_ON;
+	return PR_KMMSCAND_DEFAULT;
+}
+
+/* Whether an mm in prctl @mode is scanned, with scan_by_default @by_default */
+static bool kmmscand_mode_serves(unsigned int mode, bool by_default)
+{
+	return mode == PR_KMMSCAND_ON ||
+	       (mode == PR_KMMSCAND_DEFAULT && by_default);
+}
+
+/*
+ * Whether kmmscand may scan @mm; if not, set @reason to why.  The memory
+ * cgroup says first: what its administrator turned off, no process of it
+ * can turn on.
+ */
+static bool kmmscand_serves(struct mm_struct *mm,
+			    enum kmmscand_skip_reason *reason)
+{
+	if (!mem_cgroup_kmmscand_allowed(mm)) {
+		*reason = KMMSCAND_SKIP_MM_CGROUP_OFF;
+		return false;
+	}
+	if (!kmmscand_mode_serves(kmmscand_mm_mode(mm),
+				  READ_ONCE(kmmscand_scan_by_default))) {
+		*reason = KMMSCAND_SKIP_MM_OPTED_OUT;
+		return false;
+	}
+	return true;
+}
+
+/**
+ * kmmscand_prctl_set - set how kmmscand treats an mm, for PR_SET_KMMSCAND
+ * @mm: the mm of the calling process
+ * @mode: PR_KMMSCAND_DEFAULT, PR_KMMSCAND_OFF or PR_KMMSCAND_ON
+ *
+ * Return: 0, or -EINVAL for any other @mode.
+ */
+int kmmscand_prctl_set(struct mm_struct *mm, unsigned long mode)
+{
+	unsigned long old, new, bits;
+
+	switch (mode) {
+	case PR_KMMSCAND_DEFAULT:
+		bits = 0;
+		break;
+	case PR_KMMSCAND_OFF:
+		bits = BIT(MMF_KMMSCAND_OFF);
+		break;
+	case PR_KMMSCAND_ON:
+		bits = BIT(MMF_KMMSCAND_ON);
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/* Others change other bits with atomic bit operations */
+	old = READ_ONCE(mm->flags);
+	do {
+		new = (old & ~MMF_KMMSCAND_MASK) | bits;
+	} while (!try_cmpxchg(&mm->flags, &old, new));
+	return 0;
+}
+
+/**
+ * kmmscand_prctl_get - how kmmscand treats an mm, for PR_GET_KMMSCAND
+ * @mm: the mm of the calling process
+ *
+ * Return: its mode, PR_KMMSCAND_*.
+ */
+int kmmscand_prctl_get(struct mm_struct *mm)
+{
+	return kmmscand_mm_mode(mm);
+}
+
+/**
  * kmmscand_flush_tlb - make the Accessed bits cleared by a scan step count
  * @ctl: the scan step, with the mmap_lock of its mm held for read
  *
@@ -3526,6 +3639,7 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 {
 	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
+	enum kmmscand_skip_reason reason;
 	struct kmmscand_tuning t;
 	unsigned int seq;
 	bool done, whole;
@@ -3543,6 +3657,14 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 			ms->next_scan = ms->scan_due;
 			return 0;
 		}
+	}
+	if (!kmmscand_serves(mm, &reason)) {
+		kmmscand_read_tuning(&t);
+		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.max);
+		trace_kmmscand_skip_mm(mm, ms->address,
+				       ms->address + ms->state.size_mb * SZ_1M,
+				       reason);
+		return 0;
 	}
 	if (kmmscand_skip_idle(ms))
 		return 0;
@@ -3724,10 +3846,40 @@ static void kmmscand_follow_tiers(bool tiered)
 
 /* The thread */
 
+/*
+ * A visit of @ms took its figures from @was to what they are: count the
+ * CPU time in kmmscand_cpu_us, whole microseconds of the running total so
+ * that no remainder is lost, and all of it in the memory cgroup of the
+ * mm's owner, for memory.stat.  The other global counters were counted as
+ * the work was done.
+ */
+static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
+				 const struct kmmscand_mm_stats *was)
+{
+	const struct kmmscand_mm_stats *now = &ms->stats;
+	struct mm_struct *mm = ms->slot.mm;
+	unsigned long us;
+
+	us = div_u64(now->cpu_ns, NSEC_PER_USEC) -
+	     div_u64(was->cpu_ns, NSEC_PER_USEC);
+	count_vm_events(KMMSCAND_CPU_US, us);
+	count_memcg_events_mm(mm, KMMSCAND_CPU_US, us);
+	count_memcg_events_mm(mm, KMMSCAND_MM_SCANS, now->scans - was->scans);
+	count_memcg_events_mm(mm, KMMSCAND_PTE_SCANNED,
+			      now->pte_scanned - was->pte_scanned);
+	count_memcg_events_mm(mm, KMMSCAND_SLOWTIER_ACCESSED,
+			      now->accessed - was->accessed);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATED,
+			      now->promoted - was->promoted);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED,
+			      now->failed - was->failed);
+}
+
 static void kmmscand_do_pass(void)
 {
 	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
 	unsigned long start = jiffies, nr_due, share;
+	struct kmmscand_mm_stats was;
 	struct kmmscand_mm_slot *ms;
 	u64 runtime;
 
@@ -3742,9 +3894,11 @@ static void kmmscand_do_pass(void)
 			break;
 		/* What an mm leaves of its share goes to those after it */
 		share = kmmscand_step_share(pages, nr_due);
+		was = ms->stats;
 		runtime = task_sched_runtime(current);
 		pages -= kmmscand_scan_mm(ms, min(share, pages));
 		ms->stats.cpu_ns += task_sched_runtime(current) - runtime;
+		kmmscand_count_visit(ms, &was);
 		/*
 		 * Put off, its mmap_lock busy or its share spent: due again
 		 * after this pass, behind the slots due before, so that the
@@ -3951,7 +4105,8 @@ static int kmmscand_start_stop(bool enable)
  * What kmmscand did for the address space of @task since it was tracked,
  * one "name value" line each: the scans and what they found, the pages
  * promoted by the kmmscand thread and by the process's own threads, and
- * the CPU time each spent on it, then the scan period and size it is at.
+ * the CPU time each spent on it, then the scan period and size it is at,
+ * its prctl mode and whether kmmscand serves it now.
  * A snapshot taken under kmmscand_mm_lock, which the thread does not hold
  * while it updates its own figures: each figure is whole, the set may be
  * a scan step apart.
@@ -3964,10 +4119,15 @@ int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
 	struct mm_struct *mm = get_task_mm(task);
 	struct kmmscand_scan_state state = {};
 	struct kmmscand_mm_stats st = {};
+	enum kmmscand_skip_reason reason;
 	struct kmmscand_mm_slot *ms;
 	struct mm_slot *slot = NULL;
+	int mode = PR_KMMSCAND_DEFAULT;
+	bool served = false;
 
 	if (mm) {
+		mode = kmmscand_mm_mode(mm);
+		served = kmmscand_serves(mm, &reason);
 		spin_lock(&kmmscand_mm_lock);
 		slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 		if (slot) {
@@ -3991,6 +4151,8 @@ int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
 	seq_printf(m, "owner_cpu_ns %llu\n", st.owner_cpu_ns);
 	seq_printf(m, "scan_period_ms %lu\n", state.period_ms);
 	seq_printf(m, "scan_size_mb %lu\n", state.size_mb);
+	seq_printf(m, "prctl_mode %d\n", mode);
+	seq_printf(m, "served %d\n", served && slot);
 	return 0;
 }
 
@@ -4183,6 +4345,7 @@ static ssize_t bool_knob_store(struct kobject *kobj,
 KMMSCAND_BOOL_ATTR(smart_scan, kmmscand_smart_scan);
 KMMSCAND_BOOL_ATTR(skip_idle_mm, kmmscand_skip_idle_mm);
 KMMSCAND_BOOL_ATTR(migrate_by_owner, kmmscand_migrate_by_owner);
+KMMSCAND_BOOL_ATTR(scan_by_default, kmmscand_scan_by_default);
 
 /*
  * The six knobs of the period and size ranges share one show and one store:
@@ -4321,6 +4484,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&pmd_young_attr.attr,
 	&skip_idle_mm_attr.attr.attr,
 	&migrate_by_owner_attr.attr.attr,
+	&scan_by_default_attr.attr.attr,
 	NULL,
 };
 

@@ -10,8 +10,10 @@ mkdir -p "$out"
 rm -f "$out"/*.tap "$out"/*.rc
 # The rig is meant to have two tiers: a missing one fails, not skips.
 export NUMA_TIERING_REQUIRE_TIERS=1
-# Likewise its kernel has /proc/<pid>/kmmscand: a missing one fails.
+# Likewise its kernel has /proc/<pid>/kmmscand and memory.kmmscand, and
+# the guest a cgroup v2 memory controller: a missing one fails.
 export KMMSCAND_REQUIRE_PROC=1
+export KMMSCAND_REQUIRE_CGROUP=1
 mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 
 # A test killed by its timeout cannot disarm the fault injection it armed;

@@ -39,6 +39,11 @@
  *	kmmscand backs off from it, and the rest of the scan waits.
  * @KMMSCAND_SKIP_HANDED_OFF: candidates were handed to a running thread of
  *	the mm to migrate; the rest of the scan waits until it took them.
+ * @KMMSCAND_SKIP_MM_OPTED_OUT: the process opted out with
+ *	prctl(PR_SET_KMMSCAND), or did not opt in where scan_by_default is 0;
+ *	the mm is not scanned.
+ * @KMMSCAND_SKIP_MM_CGROUP_OFF: memory.kmmscand is 0 in the memory cgroup
+ *	of the process or in one of its ancestors; the mm is not scanned.
  *
  * The values are part of the tracepoints of the kmmscand_skip class.
  */
@@ -60,6 +65,8 @@ enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_MM_IDLE,
 	KMMSCAND_SKIP_NODE_FULL,
 	KMMSCAND_SKIP_HANDED_OFF,
+	KMMSCAND_SKIP_MM_OPTED_OUT,
+	KMMSCAND_SKIP_MM_CGROUP_OFF,
 };
 
 /**
@@ -121,6 +128,8 @@ static inline void kmmscand_execve(struct mm_struct *mm)
 }
 
 bool kmmscand_wants_room(int nid);
+int kmmscand_prctl_set(struct mm_struct *mm, unsigned long mode);
+int kmmscand_prctl_get(struct mm_struct *mm);
 
 struct seq_file;
 struct pid_namespace;
@@ -150,6 +159,17 @@ static inline void kmmscand_exit(struct mm_struct *mm)
 static inline bool kmmscand_wants_room(int nid)
 {
 	return false;
+}
+
+static inline int kmmscand_prctl_set(struct mm_struct *mm,
+				     unsigned long mode)
+{
+	return -EINVAL;
+}
+
+static inline int kmmscand_prctl_get(struct mm_struct *mm)
+{
+	return -EINVAL;
 }
 #endif /* CONFIG_KMMSCAND */
 

@@ -916,6 +916,51 @@ static void kmmscand_test_step_share(struct kunit *test)
 			(unsigned long)KMMSCAND_STEP_MIN_PAGES);
 }
 
+/* Who is served: the prctl mode first, then scan_by_default */
+static void kmmscand_test_mode_serves(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, kmmscand_mode_serves(PR_KMMSCAND_DEFAULT, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_mode_serves(PR_KMMSCAND_DEFAULT, false));
+	KUNIT_EXPECT_FALSE(test, kmmscand_mode_serves(PR_KMMSCAND_OFF, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_mode_serves(PR_KMMSCAND_OFF, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_mode_serves(PR_KMMSCAND_ON, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_mode_serves(PR_KMMSCAND_ON, false));
+}
+
+/*
+ * The prctl mode: set and read back, other flags left alone, bad modes
+ * refused, and kept by the flags a new mm takes from the old one.
+ */
+static void kmmscand_test_prctl_mode(struct kunit *test)
+{
+	unsigned long others = BIT(MMF_VM_KMMSCAND) | BIT(MMF_DISABLE_THP);
+	struct mm_struct *mm;
+
+	mm = kunit_kzalloc(test, sizeof(*mm), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	mm->flags = others;
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_get(mm), PR_KMMSCAND_DEFAULT);
+
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_set(mm, PR_KMMSCAND_OFF), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_get(mm), PR_KMMSCAND_OFF);
+	KUNIT_EXPECT_EQ(test, mmf_init_flags(mm->flags) & MMF_KMMSCAND_MASK,
+			BIT(MMF_KMMSCAND_OFF));
+
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_set(mm, PR_KMMSCAND_ON), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_get(mm), PR_KMMSCAND_ON);
+	KUNIT_EXPECT_EQ(test, mm->flags & MMF_KMMSCAND_MASK,
+			BIT(MMF_KMMSCAND_ON));
+
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_set(mm, PR_KMMSCAND_ON + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_set(mm, ULONG_MAX), -EINVAL);
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_get(mm), PR_KMMSCAND_ON);
+
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_set(mm, PR_KMMSCAND_DEFAULT), 0);
+	KUNIT_EXPECT_EQ(test, kmmscand_prctl_get(mm), PR_KMMSCAND_DEFAULT);
+	KUNIT_EXPECT_EQ(test, mm->flags, others);
+}
+
 static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
@@ -947,6 +992,8 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
 	KUNIT_CASE(kmmscand_test_due_order),
 	KUNIT_CASE(kmmscand_test_step_share),
+	KUNIT_CASE(kmmscand_test_mode_serves),
+	KUNIT_CASE(kmmscand_test_prctl_mode),
 	{}
 };
 

@@ -36,8 +36,9 @@
  *                           and then drops it is scanned again within the
  *                           shortest period, not a lengthened one later
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young,
- *                           skip_idle_mm and migrate_by_owner refuse bad
- *                           input with EINVAL and keep their value
+ *                           skip_idle_mm, migrate_by_owner and
+ *                           scan_by_default refuse bad input with EINVAL
+ *                           and keep their value
  * full_node_backs_off:      with no room on the top node, kmmscand backs
  *                           off: few back-off windows, few PTEs read while
  *                           they last, the node never below its min
@@ -62,11 +63,23 @@
  * idle_mm_beside_hot:       a small hot set beside a large mm that sleeps
  *                           reaches the top node while the large mm's
  *                           first scan is still under way
+ * prctl_opt_out:            a process started by a launcher that opted
+ *                           out with prctl keeps the mode across fork and
+ *                           exec, and is neither scanned nor promoted while
+ *                           its sibling's hot set is; scan_by_default=0
+ *                           leaves a process alone unless it opted in
+ * cgroup_off:               the processes of a memory cgroup whose parent
+ *                           has memory.kmmscand=0 are not scanned, though
+ *                           the child has 1, while a sibling cgroup's are
+ *                           promoted and counted in its memory.stat; one
+ *                           moved to the allowed cgroup is then promoted
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers;
- * proc_figures skips without /proc/<pid>/kmmscand, unless
- * KMMSCAND_REQUIRE_PROC=1 in the environment makes that a failure (for a
- * rig whose kernel is meant to have it).
+ * proc_figures, prctl_opt_out and cgroup_off skip without
+ * /proc/<pid>/kmmscand, unless KMMSCAND_REQUIRE_PROC=1 in the environment
+ * makes that a failure (for a rig whose kernel is meant to have it), and
+ * cgroup_off skips without a cgroup v2 memory controller with
+ * memory.kmmscand, unless KMMSCAND_REQUIRE_CGROUP=1 does.
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
  * changed.
  */
@@ -74,12 +87,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <numaif.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -394,6 +409,7 @@ enum knob {
 	PMD_YOUNG,
 	SKIP_IDLE_MM,
 	MIGRATE_BY_OWNER,
+	SCAN_BY_DEFAULT,
 	NR_KNOBS
 };
 
@@ -416,6 +432,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[PMD_YOUNG]		= "pmd_young",
 	[SKIP_IDLE_MM]		= "skip_idle_mm",
 	[MIGRATE_BY_OWNER]	= "migrate_by_owner",
+	[SCAN_BY_DEFAULT]	= "scan_by_default",
 };
 
 /* An initial value and the range it is clamped to. */
@@ -433,7 +450,7 @@ static const enum knob unbounded_knobs[] = {
 	SCAN_SLEEP_MS, MMS_TO_SCAN, MIN_ACCESSED_PAGES,
 };
 
-enum stat {
+enum kmm_stat {
 	MM_SCANS,
 	VMA_SCANS,
 	PTE_SCANNED,
@@ -520,7 +537,7 @@ static int stats_read(struct stats *stats)
 }
 
 static unsigned long stat_delta(const struct stats *before,
-				const struct stats *after, enum stat stat)
+				const struct stats *after, enum kmm_stat stat)
 {
 	return after->v[stat] - before->v[stat];
 }
@@ -535,7 +552,7 @@ static void stats_log(struct __test_metadata *_metadata,
 }
 
 /* The counters a scan that promotes moves. */
-static const enum stat scan_stats[] = {
+static const enum kmm_stat scan_stats[] = {
 	MM_SCANS, VMA_SCANS, PTE_SCANNED, SLOWTIER_ACCESSED, MIGRATED,
 };
 
@@ -1476,12 +1493,12 @@ TEST_F_TIMEOUT(kmmscand, contents_intact, PROMOTE_TEST_TIMEOUT_S)
 
 /* Condition for tier_wait(): a vmstat counter grew by at least some. */
 struct grow_cond {
-	enum stat stat;
+	enum kmm_stat stat;
 	unsigned long min;
 	unsigned long last;
 };
 
-static void grow_init(struct grow_cond *grow, enum stat stat,
+static void grow_init(struct grow_cond *grow, enum kmm_stat stat,
 		      unsigned long by)
 {
 	grow->stat = stat;
@@ -1943,6 +1960,7 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	check_bool_knob(_metadata, SMART_SCAN);
 	check_bool_knob(_metadata, SKIP_IDLE_MM);
 	check_bool_knob(_metadata, MIGRATE_BY_OWNER);
+	check_bool_knob(_metadata, SCAN_BY_DEFAULT);
 
 	/* smart_scan_max_skips: at least one skip, at most a few dozen */
 	expect_rejected(_metadata, SMART_SCAN_MAX_SKIPS, "0", "0 skips");
@@ -3013,22 +3031,29 @@ TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
 	}
 }
 
-/* The figures of /proc/self/kmmscand that proc_figures looks at */
+/* The figures of /proc/<pid>/kmmscand that the tests look at */
 struct proc_figures {
 	unsigned long long tracked;
 	unsigned long long pte_scanned;
 	unsigned long long accessed;
 	unsigned long long promoted;
 	unsigned long long cpu_ns;
+	unsigned long long prctl_mode;
+	unsigned long long served;
 };
 
-static int proc_figures_read(struct proc_figures *f)
+/* Read the figures of process @pid, or of the caller's if @pid is 0 */
+static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
 {
 	unsigned long long value;
-	char name[64];
+	char name[64], path[64];
 	FILE *fp;
 
-	fp = fopen(PROC_KMMSCAND, "r");
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/kmmscand", pid);
+	else
+		snprintf(path, sizeof(path), "%s", PROC_KMMSCAND);
+	fp = fopen(path, "r");
 	if (!fp)
 		return -errno;
 	memset(f, 0, sizeof(*f));
@@ -3043,9 +3068,29 @@ static int proc_figures_read(struct proc_figures *f)
 			f->promoted = value;
 		else if (!strcmp(name, "kmmscand_cpu_ns"))
 			f->cpu_ns = value;
+		else if (!strcmp(name, "prctl_mode"))
+			f->prctl_mode = value;
+		else if (!strcmp(name, "served"))
+			f->served = value;
 	}
 	fclose(fp);
 	return 0;
+}
+
+static int proc_figures_read(struct proc_figures *f)
+{
+	return proc_figures_read_pid(0, f);
+}
+
+/*
+ * Whether the test may go on without /proc/<pid>/kmmscand: fail if the
+ * environment says the kernel has it (REQUIRE_PROC_ENV=1).
+ */
+static bool proc_file_optional(void)
+{
+	const char *env = getenv(REQUIRE_PROC_ENV);
+
+	return !(env && !strcmp(env, "1"));
 }
 
 /* Condition for tier_wait(): the file counts @pages promoted since @before */
@@ -3074,9 +3119,7 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 
 	ASSERT_EQ(0, self->setup_err);
 	if (access(PROC_KMMSCAND, R_OK)) {
-		const char *env = getenv(REQUIRE_PROC_ENV);
-
-		ASSERT_FALSE(env && !strcmp(env, "1")) {
+		ASSERT_TRUE(proc_file_optional()) {
 			TH_LOG("no %s, and %s=1", PROC_KMMSCAND,
 			       REQUIRE_PROC_ENV);
 		}
@@ -3119,6 +3162,588 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_LE(a->accessed - b->accessed,
 		  stat_delta(&before, &after, SLOWTIER_ACCESSED));
 	EXPECT_GT(a->cpu_ns, b->cpu_ns);
+}
+
+/*
+ * prctl_opt_out, prctl_opt_in and cgroup_off: two processes with a hot set
+ * of HOT_SIZE on the slow node each, of which kmmscand must serve one and
+ * leave the other alone.  The test reads what it did for each in their
+ * /proc/<pid>/kmmscand; each reports, as its exit code, the percentage of
+ * its hot set on the top node when told to stop.
+ */
+#ifndef PR_SET_KMMSCAND
+#define PR_SET_KMMSCAND		74
+#define PR_GET_KMMSCAND		75
+#define PR_KMMSCAND_DEFAULT	0
+#define PR_KMMSCAND_OFF		1
+#define PR_KMMSCAND_ON		2
+#endif
+/* What a worker started through exec() is to do: "slow top stop ready mode" */
+#define WORKER_ENV		"KMMSCAND_TEST_WORKER"
+/* Exit codes of a worker or its launcher, beyond a percentage */
+#define WORKER_BAD_ENV		201
+#define WORKER_NO_PLACE		202
+#define WORKER_LOST_MODE	203
+#define WORKER_NO_EXEC		204
+#define WORKER_NO_PRCTL		205
+#define WORKER_NO_CGROUP	206
+/*
+ * How long the process kmmscand must leave alone is watched once the other
+ * one's hot set moved: kmmscand looks at an mm it does not serve once per
+ * longest scan period, FAST_PERIOD_MAX_MS with the fast knobs, so a few of
+ * those.
+ */
+#define LEFT_ALONE_WATCH_MS	(5 * FAST_PERIOD_MAX_MS)
+
+/*
+ * Place a hot set of HOT_SIZE on node @slow, say so on @ready, and use it
+ * until the write end of the pipe @stop is closed; then exit with the
+ * percentage of the set on node @top.
+ */
+static void hot_worker(int slow, int top, int stop, int ready)
+{
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
+	struct tier_region hot;
+	long on_top;
+	char c = 0;
+
+	if (tier_alloc_on_node(&hot, HOT_SIZE, slow, false) ||
+	    tier_pages_on_node(&hot, slow) != (long)tier_nr_pages(&hot))
+		_exit(WORKER_NO_PLACE);
+	if (write(ready, &c, 1) != 1)
+		_exit(WORKER_NO_PLACE);
+	close(ready);
+	while (!poll(&pfd, 1, 0))
+		tier_touch(&hot, 1);
+	on_top = tier_pages_on_node(&hot, top);
+	if (on_top < 0)
+		_exit(WORKER_NO_PLACE);
+	_exit(on_top * 100 / tier_nr_pages(&hot));
+}
+
+/*
+ * The test binary run again with WORKER_ENV set becomes a worker before
+ * the harness starts, once it checked that the prctl mode its launcher
+ * set survived the fork() and the exec().
+ */
+__attribute__((constructor)) static void exec_worker(void)
+{
+	const char *env = getenv(WORKER_ENV);
+	int slow, top, stop, ready, mode;
+
+	if (!env)
+		return;
+	if (sscanf(env, "%d %d %d %d %d", &slow, &top, &stop, &ready,
+		   &mode) != 5)
+		_exit(WORKER_BAD_ENV);
+	if (prctl(PR_GET_KMMSCAND, 0, 0, 0, 0) != mode)
+		_exit(WORKER_LOST_MODE);
+	hot_worker(slow, top, stop, ready);
+}
+
+/*
+ * A launcher, as a wrapper script would be: set prctl @mode, then fork and
+ * exec the worker; tell its pid on @pid_fd and exit with its exit code.
+ */
+static void launcher(int slow, int top, int stop, int ready, int mode,
+		     int pid_fd)
+{
+	char env[64];
+	int status;
+	pid_t pid;
+
+	if (prctl(PR_SET_KMMSCAND, mode, 0, 0, 0))
+		_exit(WORKER_NO_PRCTL);
+	pid = fork();
+	if (pid < 0)
+		_exit(WORKER_NO_EXEC);
+	if (!pid) {
+		snprintf(env, sizeof(env), "%d %d %d %d %d", slow, top, stop,
+			 ready, mode);
+		setenv(WORKER_ENV, env, 1);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		execl("/proc/self/exe", "kmmscand", (char *)NULL);
+		_exit(WORKER_NO_EXEC);
+	}
+	if (write(pid_fd, &pid, sizeof(pid)) != sizeof(pid))
+		_exit(WORKER_NO_EXEC);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		_exit(WORKER_NO_EXEC);
+	_exit(WEXITSTATUS(status));
+}
+
+/* The two workers of a test and the pipes they share with it */
+struct pair {
+	pid_t child[2];		/* the processes the test forked */
+	pid_t worker[2];	/* the workers: the children or their children */
+	int stop[2];		/* closing stop[1] stops the workers */
+	int ready[2];		/* a byte from each worker, its hot set placed */
+	int code[2];		/* their exit codes, -1 if killed */
+	struct proc_figures base[2];	/* their figures once placed */
+};
+
+static int pair_init(struct pair *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (pipe(p->stop))
+		return -errno;
+	if (pipe(p->ready))
+		return -errno;
+	return 0;
+}
+
+/* In a new worker: keep only the ends of the pipes that it uses */
+static void pair_child(struct pair *p)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	close(p->stop[1]);
+	close(p->ready[0]);
+}
+
+/* Start worker @i as a plain fork of the test, in cgroup @procs if set */
+static int pair_fork(struct pair *p, int i, int slow, int top,
+		     const char *procs)
+{
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		pair_child(p);
+		if (procs && tier_write_str(procs, "0"))
+			_exit(WORKER_NO_CGROUP);
+		hot_worker(slow, top, p->stop[0], p->ready[1]);
+	}
+	p->child[i] = p->worker[i] = pid;
+	return 0;
+}
+
+/* Start worker @i through a launcher that set prctl @mode */
+static int pair_launch(struct pair *p, int i, int slow, int top, int mode)
+{
+	int pids[2];
+	pid_t pid;
+
+	if (pipe(pids))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		pair_child(p);
+		close(pids[0]);
+		launcher(slow, top, p->stop[0], p->ready[1], mode, pids[1]);
+	}
+	close(pids[1]);
+	p->child[i] = pid;
+	if (read(pids[0], &p->worker[i], sizeof(pid_t)) != sizeof(pid_t))
+		p->worker[i] = 0;
+	close(pids[0]);
+	return p->worker[i] ? 0 : -ECHILD;
+}
+
+/*
+ * Wait until both workers placed their hot sets, within @timeout_ms, and
+ * take their figures then.
+ */
+static bool pair_ready(struct pair *p, unsigned int timeout_ms)
+{
+	struct pollfd pfd = { .fd = p->ready[0], .events = POLLIN };
+	int got = 0, i;
+	char c;
+
+	close(p->stop[0]);
+	close(p->ready[1]);
+	while (got < 2 && poll(&pfd, 1, timeout_ms) == 1 &&
+	       read(p->ready[0], &c, 1) == 1)
+		got++;
+	if (got < 2)
+		return false;
+	for (i = 0; i < 2; i++)
+		if (proc_figures_read_pid(p->worker[i], &p->base[i]))
+			return false;
+	return true;
+}
+
+/* Stop the workers and collect their exit codes */
+static void pair_end(struct pair *p)
+{
+	int i, status;
+
+	close(p->stop[1]);
+	close(p->ready[0]);
+	for (i = 0; i < 2; i++) {
+		p->code[i] = -1;
+		if (p->child[i] > 0 &&
+		    waitpid(p->child[i], &status, 0) == p->child[i] &&
+		    WIFEXITED(status))
+			p->code[i] = WEXITSTATUS(status);
+	}
+}
+
+/* Condition for tier_wait(): kmmscand promoted @min pages for @pid */
+struct pid_cond {
+	pid_t pid;
+	unsigned long long min;
+	struct proc_figures now;
+};
+
+static bool pid_promoted(void *arg)
+{
+	struct pid_cond *c = arg;
+
+	return !proc_figures_read_pid(c->pid, &c->now) &&
+	       c->now.promoted >= c->min;
+}
+
+/* Condition for tier_wait(): kmmscand scanned or promoted for @pid */
+struct pid_touched {
+	pid_t pid;
+	struct proc_figures base;
+	struct proc_figures now;
+};
+
+static bool pid_touched(void *arg)
+{
+	struct pid_touched *c = arg;
+
+	if (proc_figures_read_pid(c->pid, &c->now))
+		return false;
+	return c->now.pte_scanned != c->base.pte_scanned ||
+	       c->now.promoted != c->base.promoted;
+}
+
+/* The pages of a hot set that make PROMOTE_PERCENT of it */
+static unsigned long long hot_share(void)
+{
+	return HOT_SIZE / getpagesize() * PROMOTE_PERCENT / 100;
+}
+
+/*
+ * What happened to the workers of @p, of which kmmscand must serve worker
+ * @served: its hot set promoted within PROMOTE_TIMEOUT_MS, the other left
+ * alone for LEFT_ALONE_WATCH_MS more; *@promoted and *@touched say whether
+ * each held, and @left the other's figures at the end.
+ */
+static void pair_watch(struct pair *p, int served, bool *promoted,
+		       bool *touched, struct proc_figures *left)
+{
+	struct pid_cond cond = { .pid = p->worker[served], .min = hot_share() };
+	struct pid_touched watch = { .pid = p->worker[!served] };
+
+	watch.base = p->base[!served];
+	*promoted = tier_wait(NULL, 0, pid_promoted, &cond,
+			      PROMOTE_TIMEOUT_MS);
+	*touched = tier_wait(NULL, 0, pid_touched, &watch,
+			     LEFT_ALONE_WATCH_MS);
+	*left = watch.now;
+}
+
+/* Skip, or fail where the kernel must have /proc/<pid>/kmmscand */
+#define REQUIRE_PROC_FILE()						\
+	do {								\
+		if (!access(PROC_KMMSCAND, R_OK))			\
+			break;						\
+		ASSERT_TRUE(proc_file_optional()) {			\
+			TH_LOG("no %s, and %s=1", PROC_KMMSCAND,	\
+			       REQUIRE_PROC_ENV);			\
+		}							\
+		SKIP(return, "no %s: kernel without it",		\
+		     PROC_KMMSCAND);					\
+	} while (0)
+
+/*
+ * Run a worker started by a launcher that set prctl @mode next to a plain
+ * sibling, with scan_by_default @by_default; kmmscand must serve worker
+ * @served (0, the sibling, or 1, the launched one) and leave the other
+ * alone.
+ */
+static void prctl_pair(struct __test_metadata *_metadata, int slow, int top,
+		       int mode, const char *by_default, int served)
+{
+	struct proc_figures left;
+	bool promoted, touched;
+	struct pair p;
+
+	ASSERT_EQ(0, knob_write(SCAN_BY_DEFAULT, by_default));
+	ASSERT_EQ(0, pair_init(&p));
+	ASSERT_EQ(0, pair_fork(&p, 0, slow, top, NULL));
+	ASSERT_EQ(0, pair_launch(&p, 1, slow, top, mode));
+	if (!pair_ready(&p, PROMOTE_TIMEOUT_MS)) {
+		pair_end(&p);
+		ASSERT_TRUE(false) {
+			TH_LOG("workers not placed: exit codes %d, %d",
+			       p.code[0], p.code[1]);
+		}
+	}
+	pair_watch(&p, served, &promoted, &touched, &left);
+	pair_end(&p);
+
+	TH_LOG("exit codes (%% on node %d) %d, %d; left alone: %llu PTEs, "
+	       "%llu promoted, mode %llu, served %llu", top, p.code[0],
+	       p.code[1], left.pte_scanned - p.base[!served].pte_scanned,
+	       left.promoted, left.prctl_mode, left.served);
+	/* The launched worker checked its mode after the fork and exec */
+	ASSERT_LE(p.code[1], 100);
+	ASSERT_LE(p.code[0], 100);
+	ASSERT_TRUE(promoted) {
+		TH_LOG("the hot set of the served process did not move");
+	}
+	EXPECT_GT(p.code[served], 0);
+	EXPECT_EQ(0, p.code[!served]);
+	EXPECT_FALSE(touched);
+	EXPECT_EQ(1, left.tracked);
+	EXPECT_EQ(0, left.served);
+	EXPECT_EQ(0, left.promoted);
+	EXPECT_EQ(served ? PR_KMMSCAND_DEFAULT : mode, left.prctl_mode);
+	/* Never scanned: its mode was set before its mm existed */
+	if (served == 0)
+		EXPECT_EQ(0, left.pte_scanned);
+}
+
+TEST_F_TIMEOUT(kmmscand, prctl_opt_out, PROMOTE_TEST_TIMEOUT_S)
+{
+	ASSERT_EQ(0, self->setup_err);
+	REQUIRE_PROC_FILE();
+
+	/* Bad input */
+	ASSERT_EQ(PR_KMMSCAND_DEFAULT, prctl(PR_GET_KMMSCAND, 0, 0, 0, 0));
+	EXPECT_EQ(-1, prctl(PR_SET_KMMSCAND, PR_KMMSCAND_ON + 1, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(PR_SET_KMMSCAND, -1UL, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(PR_SET_KMMSCAND, PR_KMMSCAND_OFF, 1, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, prctl(PR_GET_KMMSCAND, 1, 0, 0, 0));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(PR_KMMSCAND_DEFAULT, prctl(PR_GET_KMMSCAND, 0, 0, 0, 0));
+
+	prctl_pair(_metadata, self->slow, self->top, PR_KMMSCAND_OFF, "1", 0);
+}
+
+TEST_F_TIMEOUT(kmmscand, prctl_opt_in, PROMOTE_TEST_TIMEOUT_S)
+{
+	ASSERT_EQ(0, self->setup_err);
+	REQUIRE_PROC_FILE();
+	prctl_pair(_metadata, self->slow, self->top, PR_KMMSCAND_ON, "0", 1);
+}
+
+/* cgroup_off: the cgroups it makes, under the root of the v2 hierarchy */
+#define CGROUP_MOUNT		"/sys/fs/cgroup"
+#define CGROUP_OFF		"kmmscand_test_off"
+#define CGROUP_CHILD		"kmmscand_test_off/child"
+#define CGROUP_ON		"kmmscand_test_on"
+#define REQUIRE_CGROUP_ENV	"KMMSCAND_REQUIRE_CGROUP"
+
+/* Whether a cgroup2 file system is mounted at CGROUP_MOUNT */
+static bool cgroup2_mounted(void)
+{
+	char dev[256], dir[256], type[64];
+	bool found = false;
+	FILE *fp;
+
+	fp = fopen("/proc/self/mounts", "r");
+	if (!fp)
+		return false;
+	while (!found && fscanf(fp, "%255s %255s %63s %*[^\n]", dev, dir,
+				type) == 3)
+		found = !strcmp(dir, CGROUP_MOUNT) && !strcmp(type, "cgroup2");
+	fclose(fp);
+	return found;
+}
+
+static void cg_path(char *buf, size_t len, const char *cg, const char *file)
+{
+	snprintf(buf, len, "%s/%s%s%s", CGROUP_MOUNT, cg, *cg ? "/" : "",
+		 file);
+}
+
+static int cg_write(const char *cg, const char *file, const char *value)
+{
+	char path[PATH_MAX];
+
+	cg_path(path, sizeof(path), cg, file);
+	return tier_write_str(path, value);
+}
+
+static int cg_read(const char *cg, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+
+	cg_path(path, sizeof(path), cg, file);
+	return tier_read_str(path, buf, len);
+}
+
+static int cg_mkdir(const char *cg)
+{
+	char path[PATH_MAX];
+
+	cg_path(path, sizeof(path), cg, "");
+	return mkdir(path, 0755) && errno != EEXIST ? -errno : 0;
+}
+
+static void cg_rmdir(const char *cg)
+{
+	char path[PATH_MAX];
+
+	cg_path(path, sizeof(path), cg, "");
+	rmdir(path);
+}
+
+/* The value of @key in the memory.stat of @cg, 0 if absent */
+static unsigned long long cg_stat(const char *cg, const char *key)
+{
+	unsigned long long value, found = 0;
+	char path[PATH_MAX], name[64];
+	FILE *fp;
+
+	cg_path(path, sizeof(path), cg, "memory.stat");
+	fp = fopen(path, "r");
+	if (!fp)
+		return 0;
+	while (fscanf(fp, "%63s %llu", name, &value) == 2)
+		if (!strcmp(name, key))
+			found = value;
+	fclose(fp);
+	return found;
+}
+
+/* Condition for tier_wait(): memory.stat of @cg counts @min promotions */
+struct cg_cond {
+	const char *cg;
+	unsigned long long min;
+	unsigned long long last;
+};
+
+static bool cg_promoted(void *arg)
+{
+	struct cg_cond *c = arg;
+
+	c->last = cg_stat(c->cg, "kmmscand_migrated");
+	return c->last >= c->min;
+}
+
+/*
+ * Set up the cgroups of cgroup_off: CGROUP_OFF, with memory.kmmscand 0,
+ * and its child with 1, and CGROUP_ON.  Return NULL, or why it could not.
+ */
+static const char *cg_setup(struct __test_metadata *_metadata)
+{
+	static const char * const bad[] = { "2", "-1", "abc", "\n" };
+	char buf[TIER_VALUE_LEN];
+	unsigned int i;
+
+	if (!cgroup2_mounted())
+		return "no cgroup2 file system at " CGROUP_MOUNT;
+	if (cg_read("", "cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory"))
+		return "no memory controller";
+	if (cg_write("", "cgroup.subtree_control", "+memory") ||
+	    cg_mkdir(CGROUP_OFF) || cg_mkdir(CGROUP_ON) ||
+	    cg_write(CGROUP_OFF, "cgroup.subtree_control", "+memory") ||
+	    cg_mkdir(CGROUP_CHILD))
+		return "cannot make memory cgroups";
+	if (cg_read(CGROUP_OFF, "memory.kmmscand", buf, sizeof(buf)))
+		return "no memory.kmmscand: kernel without it";
+
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_EQ(-EINVAL, cg_write(CGROUP_OFF, "memory.kmmscand",
+					    bad[i])) {
+			TH_LOG("memory.kmmscand: bad input %u not refused", i);
+		}
+	EXPECT_EQ(0, cg_read(CGROUP_OFF, "memory.kmmscand", buf,
+			     sizeof(buf)));
+	EXPECT_STREQ("1", buf);
+	EXPECT_EQ(0, cg_write(CGROUP_OFF, "memory.kmmscand", "0"));
+	/* Taken, but the parent's 0 wins */
+	EXPECT_EQ(0, cg_write(CGROUP_CHILD, "memory.kmmscand", "1"));
+	EXPECT_EQ(0, cg_read(CGROUP_CHILD, "memory.kmmscand", buf,
+			     sizeof(buf)));
+	EXPECT_STREQ("1", buf);
+	return NULL;
+}
+
+static void cg_cleanup(void)
+{
+	cg_rmdir(CGROUP_CHILD);
+	cg_rmdir(CGROUP_OFF);
+	cg_rmdir(CGROUP_ON);
+}
+
+TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
+{
+	char procs_off[PATH_MAX], procs_on[PATH_MAX], pid[32];
+	struct cg_cond on_stat = { .cg = CGROUP_ON, .min = hot_share() };
+	struct pid_cond moved = { .min = hot_share() };
+	bool promoted, touched, counted, followed;
+	unsigned long long off_ptes, off_moved;
+	struct proc_figures left;
+	const char *why;
+	struct pair p;
+
+	ASSERT_EQ(0, self->setup_err);
+	REQUIRE_PROC_FILE();
+	why = cg_setup(_metadata);
+	if (why) {
+		const char *env = getenv(REQUIRE_CGROUP_ENV);
+
+		cg_cleanup();
+		ASSERT_FALSE(env && !strcmp(env, "1")) {
+			TH_LOG("%s, and %s=1", why, REQUIRE_CGROUP_ENV);
+		}
+		SKIP(return, "%s", why);
+	}
+	cg_path(procs_off, sizeof(procs_off), CGROUP_CHILD, "cgroup.procs");
+	cg_path(procs_on, sizeof(procs_on), CGROUP_ON, "cgroup.procs");
+
+	ASSERT_EQ(0, pair_init(&p));
+	ASSERT_EQ(0, pair_fork(&p, 0, self->slow, self->top, procs_on));
+	ASSERT_EQ(0, pair_fork(&p, 1, self->slow, self->top, procs_off));
+	if (!pair_ready(&p, PROMOTE_TIMEOUT_MS)) {
+		pair_end(&p);
+		cg_cleanup();
+		ASSERT_TRUE(false) {
+			TH_LOG("workers not placed: exit codes %d, %d",
+			       p.code[0], p.code[1]);
+		}
+	}
+	pair_watch(&p, 0, &promoted, &touched, &left);
+	counted = tier_wait(NULL, 0, cg_promoted, &on_stat,
+			    TIER_VMSTAT_LAG_MS);
+	off_ptes = cg_stat(CGROUP_OFF, "kmmscand_pte_scanned");
+	off_moved = cg_stat(CGROUP_OFF, "kmmscand_migrated");
+
+	/* Moved to the allowed cgroup, the other follows it */
+	snprintf(pid, sizeof(pid), "%d", p.worker[1]);
+	moved.pid = p.worker[1];
+	followed = !tier_write_str(procs_on, pid) &&
+		   tier_wait(NULL, 0, pid_promoted, &moved,
+			     PROMOTE_TIMEOUT_MS);
+	pair_end(&p);
+	cg_cleanup();
+
+	TH_LOG("exit codes (%% on node %d) %d, %d; in %s: %llu PTEs, %llu "
+	       "promoted, served %llu; memory.stat: %s %llu promoted, %s "
+	       "%llu PTEs %llu promoted", self->top, p.code[0], p.code[1],
+	       CGROUP_CHILD, left.pte_scanned - p.base[1].pte_scanned,
+	       left.promoted, left.served, CGROUP_ON, on_stat.last,
+	       CGROUP_OFF, off_ptes, off_moved);
+	ASSERT_LE(p.code[0], 100);
+	ASSERT_LE(p.code[1], 100);
+	ASSERT_TRUE(promoted) {
+		TH_LOG("the hot set in %s did not move", CGROUP_ON);
+	}
+	EXPECT_FALSE(touched);
+	EXPECT_EQ(0, left.served);
+	EXPECT_EQ(0, left.promoted);
+	EXPECT_TRUE(counted);
+	EXPECT_EQ(0, off_ptes);
+	EXPECT_EQ(0, off_moved);
+	EXPECT_TRUE(followed) {
+		TH_LOG("moved to %s, its hot set did not move: %llu promoted",
+		       CGROUP_ON, moved.now.promoted);
+	}
+	EXPECT_GT(p.code[1], 0);
 }
 
 TEST_HARNESS_MAIN
