@@ -71,8 +71,10 @@
  * cgroup_off:               the processes of a memory cgroup whose parent
  *                           has memory.kmmscand=0 are not scanned, though
  *                           the child has 1, while a sibling cgroup's are
- *                           promoted and counted in its memory.stat; one
- *                           moved to the allowed cgroup is then promoted
+ *                           promoted; the memory.stat of each counts
+ *                           exactly what /proc/<pid>/kmmscand of its
+ *                           process does; one moved to the allowed cgroup
+ *                           is then promoted
  *
  * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers;
  * proc_figures, prctl_opt_out and cgroup_off skip without
@@ -3083,14 +3085,19 @@ static int proc_figures_read(struct proc_figures *f)
 }
 
 /*
- * Whether the test may go on without /proc/<pid>/kmmscand: fail if the
- * environment says the kernel has it (REQUIRE_PROC_ENV=1).
+ * Whether the kernel has no /proc/<pid>/kmmscand, for the test to skip;
+ * fail if the environment says it has it (REQUIRE_PROC_ENV=1).
  */
-static bool proc_file_optional(void)
+static bool proc_file_missing(struct __test_metadata *_metadata)
 {
 	const char *env = getenv(REQUIRE_PROC_ENV);
 
-	return !(env && !strcmp(env, "1"));
+	if (!access(PROC_KMMSCAND, R_OK))
+		return false;
+	ASSERT_FALSE(env && !strcmp(env, "1")) {
+		TH_LOG("no %s, and %s=1", PROC_KMMSCAND, REQUIRE_PROC_ENV);
+	}
+	return true;
 }
 
 /* Condition for tier_wait(): the file counts @pages promoted since @before */
@@ -3118,13 +3125,8 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	long moved;
 
 	ASSERT_EQ(0, self->setup_err);
-	if (access(PROC_KMMSCAND, R_OK)) {
-		ASSERT_TRUE(proc_file_optional()) {
-			TH_LOG("no %s, and %s=1", PROC_KMMSCAND,
-			       REQUIRE_PROC_ENV);
-		}
+	if (proc_file_missing(_metadata))
 		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
-	}
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	/*
@@ -3314,7 +3316,8 @@ static int pair_fork(struct pair *p, int i, int slow, int top,
 			_exit(WORKER_NO_CGROUP);
 		hot_worker(slow, top, p->stop[0], p->ready[1]);
 	}
-	p->child[i] = p->worker[i] = pid;
+	p->child[i] = pid;
+	p->worker[i] = pid;
 	return 0;
 }
 
@@ -3439,19 +3442,6 @@ static void pair_watch(struct pair *p, int served, bool *promoted,
 	*left = watch.now;
 }
 
-/* Skip, or fail where the kernel must have /proc/<pid>/kmmscand */
-#define REQUIRE_PROC_FILE()						\
-	do {								\
-		if (!access(PROC_KMMSCAND, R_OK))			\
-			break;						\
-		ASSERT_TRUE(proc_file_optional()) {			\
-			TH_LOG("no %s, and %s=1", PROC_KMMSCAND,	\
-			       REQUIRE_PROC_ENV);			\
-		}							\
-		SKIP(return, "no %s: kernel without it",		\
-		     PROC_KMMSCAND);					\
-	} while (0)
-
 /*
  * Run a worker started by a launcher that set prctl @mode next to a plain
  * sibling, with scan_by_default @by_default; kmmscand must serve worker
@@ -3479,10 +3469,11 @@ static void prctl_pair(struct __test_metadata *_metadata, int slow, int top,
 	pair_watch(&p, served, &promoted, &touched, &left);
 	pair_end(&p);
 
-	TH_LOG("exit codes (%% on node %d) %d, %d; left alone: %llu PTEs, "
-	       "%llu promoted, mode %llu, served %llu", top, p.code[0],
-	       p.code[1], left.pte_scanned - p.base[!served].pte_scanned,
-	       left.promoted, left.prctl_mode, left.served);
+	TH_LOG("exit codes (%% on node %d): %d, %d", top, p.code[0],
+	       p.code[1]);
+	TH_LOG("left alone: %llu PTEs, %llu promoted, mode %llu, served %llu",
+	       left.pte_scanned - p.base[!served].pte_scanned, left.promoted,
+	       left.prctl_mode, left.served);
 	/* The launched worker checked its mode after the fork and exec */
 	ASSERT_LE(p.code[1], 100);
 	ASSERT_LE(p.code[0], 100);
@@ -3504,7 +3495,8 @@ static void prctl_pair(struct __test_metadata *_metadata, int slow, int top,
 TEST_F_TIMEOUT(kmmscand, prctl_opt_out, PROMOTE_TEST_TIMEOUT_S)
 {
 	ASSERT_EQ(0, self->setup_err);
-	REQUIRE_PROC_FILE();
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
 
 	/* Bad input */
 	ASSERT_EQ(PR_KMMSCAND_DEFAULT, prctl(PR_GET_KMMSCAND, 0, 0, 0, 0));
@@ -3524,7 +3516,8 @@ TEST_F_TIMEOUT(kmmscand, prctl_opt_out, PROMOTE_TEST_TIMEOUT_S)
 TEST_F_TIMEOUT(kmmscand, prctl_opt_in, PROMOTE_TEST_TIMEOUT_S)
 {
 	ASSERT_EQ(0, self->setup_err);
-	REQUIRE_PROC_FILE();
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
 	prctl_pair(_metadata, self->slow, self->top, PR_KMMSCAND_ON, "0", 1);
 }
 
@@ -3624,6 +3617,27 @@ static bool cg_promoted(void *arg)
 }
 
 /*
+ * Condition for tier_wait(): the memory.stat of @cg counts what the
+ * figures @f of the one process in it count.
+ */
+struct cg_match {
+	const char *cg;
+	struct proc_figures f;
+	unsigned long long ptes, moved, cpu_us;
+};
+
+static bool cg_matches(void *arg)
+{
+	struct cg_match *m = arg;
+
+	m->ptes = cg_stat(m->cg, "kmmscand_pte_scanned");
+	m->moved = cg_stat(m->cg, "kmmscand_migrated");
+	m->cpu_us = cg_stat(m->cg, "kmmscand_cpu_us");
+	return m->ptes == m->f.pte_scanned && m->moved == m->f.promoted &&
+	       m->cpu_us == m->f.cpu_ns / 1000;
+}
+
+/*
  * Set up the cgroups of cgroup_off: CGROUP_OFF, with memory.kmmscand 0,
  * and its child with 1, and CGROUP_ON.  Return NULL, or why it could not.
  */
@@ -3675,14 +3689,16 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 	char procs_off[PATH_MAX], procs_on[PATH_MAX], pid[32];
 	struct cg_cond on_stat = { .cg = CGROUP_ON, .min = hot_share() };
 	struct pid_cond moved = { .min = hot_share() };
-	bool promoted, touched, counted, followed;
+	struct cg_match match = { .cg = CGROUP_ON };
+	bool promoted, touched, counted, followed, paused, matched;
 	unsigned long long off_ptes, off_moved;
 	struct proc_figures left;
 	const char *why;
 	struct pair p;
 
 	ASSERT_EQ(0, self->setup_err);
-	REQUIRE_PROC_FILE();
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
 	why = cg_setup(_metadata);
 	if (why) {
 		const char *env = getenv(REQUIRE_CGROUP_ENV);
@@ -3712,6 +3728,15 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 			    TIER_VMSTAT_LAG_MS);
 	off_ptes = cg_stat(CGROUP_OFF, "kmmscand_pte_scanned");
 	off_moved = cg_stat(CGROUP_OFF, "kmmscand_migrated");
+	/*
+	 * With scanning stopped, the figures of the one process of CGROUP_ON
+	 * are what its memory.stat counts, once the stats are flushed.
+	 */
+	paused = !daemon_pause() &&
+		 !proc_figures_read_pid(p.worker[0], &match.f);
+	matched = paused && tier_wait(NULL, 0, cg_matches, &match,
+				      TIER_VMSTAT_LAG_MS);
+	paused = !knob_write(SCAN_ENABLED, "1") && paused;
 
 	/* Moved to the allowed cgroup, the other follows it */
 	snprintf(pid, sizeof(pid), "%d", p.worker[1]);
@@ -3722,12 +3747,13 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 	pair_end(&p);
 	cg_cleanup();
 
-	TH_LOG("exit codes (%% on node %d) %d, %d; in %s: %llu PTEs, %llu "
-	       "promoted, served %llu; memory.stat: %s %llu promoted, %s "
-	       "%llu PTEs %llu promoted", self->top, p.code[0], p.code[1],
-	       CGROUP_CHILD, left.pte_scanned - p.base[1].pte_scanned,
-	       left.promoted, left.served, CGROUP_ON, on_stat.last,
-	       CGROUP_OFF, off_ptes, off_moved);
+	TH_LOG("exit codes (%% on node %d): %d, %d", self->top, p.code[0],
+	       p.code[1]);
+	TH_LOG("in %s: %llu PTEs, %llu promoted, served %llu", CGROUP_CHILD,
+	       left.pte_scanned - p.base[1].pte_scanned, left.promoted,
+	       left.served);
+	TH_LOG("memory.stat: %s %llu promoted; %s %llu PTEs, %llu promoted",
+	       CGROUP_ON, on_stat.last, CGROUP_OFF, off_ptes, off_moved);
 	ASSERT_LE(p.code[0], 100);
 	ASSERT_LE(p.code[1], 100);
 	ASSERT_TRUE(promoted) {
@@ -3739,6 +3765,13 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_TRUE(counted);
 	EXPECT_EQ(0, off_ptes);
 	EXPECT_EQ(0, off_moved);
+	EXPECT_TRUE(paused);
+	EXPECT_TRUE(matched) {
+		TH_LOG("%s: process %llu PTEs, %llu promoted, %llu ns; "
+		       "memory.stat %llu, %llu, %llu us", CGROUP_ON,
+		       match.f.pte_scanned, match.f.promoted, match.f.cpu_ns,
+		       match.ptes, match.moved, match.cpu_us);
+	}
 	EXPECT_TRUE(followed) {
 		TH_LOG("moved to %s, its hot set did not move: %llu promoted",
 		       CGROUP_ON, moved.now.promoted);
