@@ -510,6 +510,16 @@
 #define KMMSCAND_RUNNER_THREADS		64
 
 /*
+ * KMMSCAND_HANDOFF_RUNNABLE_MS: how long a scan step handed to a thread
+ * that still waits for a CPU, and so has not gone to sleep, is left to it
+ * (see kmmscand_take_due()).  Every runnable task gets a CPU within a few
+ * scheduler periods: at the default 3 ms slice, a thousand busy tasks on a
+ * CPU take 3 s to all have one turn.  A thread that keeps running in the
+ * kernel past that (a long system call) has the step taken back.
+ */
+#define KMMSCAND_HANDOFF_RUNNABLE_MS	4000
+
+/*
  * KMMSCAND_INFLIGHT_PAGES: the most that batches handed to processes may
  * keep isolated at a time, all targets together, so that memory taken off
  * the LRU of the slow nodes for promotion stays small next to them and
@@ -712,10 +722,12 @@ struct kmmscand_scan_state {
  * @cpu_ns: CPU time of the kmmscand thread on the mm
  * @owner_promoted: base pages threads of the process migrated
  * @owner_failed: base pages threads of the process failed to migrate
- * @owner_cpu_ns: CPU time threads of the process spent migrating
+ * @owner_cpu_ns: CPU time threads of the process spent scanning and
+ *	migrating
+ * @owner_scans: scan steps threads of the process ran
  *
- * The thread updates the first six while it holds the slot; threads of
- * the process update the last three under kmmscand_mm_lock.
+ * A scan step updates the first six and @owner_scans while it holds the
+ * slot; threads of the process update the others under kmmscand_mm_lock.
  */
 struct kmmscand_mm_stats {
 	u64 scans;
@@ -727,6 +739,7 @@ struct kmmscand_mm_stats {
 	u64 owner_promoted;
 	u64 owner_failed;
 	u64 owner_cpu_ns;
+	u64 owner_scans;
 };
 
 /**
@@ -800,8 +813,19 @@ struct kmmscand_region {
 /**
  * struct kmmscand_mm_slot - kmmscand's view of one mm
  * @slot: hash linkage and the mm (which the slot mmgrab()s)
- * @due: node in the queue of slots by @next_scan, while the thread does
- *	not hold the slot (see "kmmscand scheduling")
+ * @due: node in the queue of slots by @next_scan, while no scan step
+ *	holds the slot (see "kmmscand scheduling")
+ * @held: a scan step holds the slot: the thread's, or one that a thread of
+ *	the mm runs; the slot is not queued meanwhile, and the holder frees
+ *	it if the mm exits
+ * @scan_to: a thread of the mm asked to run the scan step that is due,
+ *	with a reference; the slot stays queued meanwhile, due when the
+ *	kmmscand thread takes the step back (see "kmmscand scanning by the
+ *	owner")
+ * @scan_work: with @scan_to, queued on that thread
+ * @scan_pages: with @scan_to, the pages of address space the step may walk
+ * @scan_at: with @scan_to, jiffies when that thread was asked
+ * @scan_back: the kmmscand thread took the last step it asked for back
  * @address: where the scan in progress, or the next one, resumes
  * @next_scan: jiffies at which the next scan may start
  * @scan_left: bytes of address space the scan in progress may still cover;
@@ -837,6 +861,12 @@ struct kmmscand_region {
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
 	struct rb_node due;
+	bool held;
+	struct task_struct *scan_to;
+	struct callback_head scan_work;
+	unsigned long scan_pages;
+	unsigned long scan_at;
+	bool scan_back;
 	unsigned long address;
 	unsigned long next_scan;
 	unsigned long scan_left;
@@ -953,6 +983,9 @@ struct kmmscand_batch {
  * @allowed: the nodes the owner may allocate from
  * @slow: memory nodes that are not top tier
  * @has_room: scratch for kmmscand_choose_target()
+ * @by_owner: a thread of the mm runs the step, see "kmmscand scanning by
+ *	the owner"
+ * @order: scratch for kmmscand_order_targets()
  */
 struct kmmscand_walk_ctl {
 	struct mm_struct *mm;
@@ -986,6 +1019,18 @@ struct kmmscand_walk_ctl {
 	nodemask_t allowed;
 	nodemask_t slow;
 	nodemask_t has_room;
+	bool by_owner;
+	int order[MAX_NUMNODES];
+};
+
+/**
+ * struct kmmscand_step - what a scan step works with
+ * @ctl: its state
+ * @batch: its candidates
+ */
+struct kmmscand_step {
+	struct kmmscand_walk_ctl ctl;
+	struct kmmscand_batch batch;
 };
 
 /* Knobs; kmmscand_mutex serialises their writers */
@@ -1004,6 +1049,7 @@ static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
 	KMMSCAND_SMART_SCAN_MAX_SKIPS;
 static bool kmmscand_skip_idle_mm __read_mostly = true;
 static bool kmmscand_migrate_by_owner __read_mostly = true;
+static bool kmmscand_scan_by_owner __read_mostly = true;
 static bool kmmscand_scan_by_default __read_mostly = true;
 static struct kmmscand_tuning kmmscand_tuning = {
 	.period_ms = {
@@ -1036,27 +1082,26 @@ DEFINE_STATIC_KEY_FALSE(kmmscand_tiered);
 
 /*
  * The tracked mms, under kmmscand_mm_lock: @due queues the slots by when
- * they are due, but for @mm_slot, which the thread holds while it scans
- * it; @sleep_until is when the thread, asleep, wakes up next.
+ * they are due, but for those a scan step holds; @sleep_until is when the
+ * thread, asleep, wakes up next.
  */
 static DEFINE_SPINLOCK(kmmscand_mm_lock);
 static DEFINE_HASHTABLE(kmmscand_slots_hash, KMMSCAND_SLOTS_HASH_BITS);
 static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
 static struct {
 	struct rb_root_cached due;
-	struct kmmscand_mm_slot *mm_slot;
 	unsigned long sleep_until;
 } kmmscand_scan = {
 	.due = RB_ROOT_CACHED,
 };
 
-/* Used by the kmmscand thread only; there is at most one at a time */
-static struct kmmscand_batch kmmscand_batch;
-static struct kmmscand_walk_ctl kmmscand_ctl;
-static int kmmscand_node_order[MAX_NUMNODES];
+/* The scan steps of the kmmscand thread; there is at most one at a time */
+static struct kmmscand_step kmmscand_step;
+/* Serialises the updates of kmmscand_nodes by concurrent scan steps */
+static DEFINE_SPINLOCK(kmmscand_node_lock);
 
 /**
- * struct kmmscand_node - what the thread remembers of a promotion target
+ * struct kmmscand_node - what scan steps remember of a promotion target
  * @limited_until: jiffies until which its promotion rate limit is spent
  * @full_until: jiffies until which it is backed off from for want of room
  * @backoff_ms: the length of the last back-off; zero after room was made
@@ -1577,10 +1622,16 @@ static void kmmscand_read_tuning(struct kmmscand_tuning *t)
 	} while (read_seqretry(&kmmscand_tuning_lock, seq));
 }
 
+/* Whether the scan step in progress is to end, in the thread or in a process */
 static bool kmmscand_should_stop(void)
 {
-	return kthread_should_stop() || freezing(current) ||
-	       !READ_ONCE(kmmscand_scan_enabled);
+	if (current->flags & PF_KTHREAD) {
+		if (kthread_should_stop())
+			return true;
+	} else if (fatal_signal_pending(current)) {
+		return true;
+	}
+	return freezing(current) || !READ_ONCE(kmmscand_scan_enabled);
 }
 
 /**
@@ -1671,6 +1722,20 @@ static unsigned long kmmscand_step_share(unsigned long pages,
 	return max(pages / max(nr_due, 1UL), KMMSCAND_STEP_MIN_PAGES);
 }
 
+/*
+ * Queue @ms, under kmmscand_mm_lock.  Return true if it is due before the
+ * thread wakes up: the thread is then to be woken, to sleep less.
+ */
+static bool kmmscand_queue_waking(struct kmmscand_mm_slot *ms)
+{
+	bool wake = kmmscand_queue(&kmmscand_scan.due, ms) &&
+		    time_before(ms->next_scan, kmmscand_scan.sleep_until);
+
+	if (wake)
+		WRITE_ONCE(kmmscand_kicked, true);
+	return wake;
+}
+
 /* mm tracking */
 
 void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
@@ -1703,11 +1768,7 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 	mmgrab(mm);
 	spin_lock(&kmmscand_mm_lock);
 	mm_slot_insert(kmmscand_slots_hash, mm, slot);
-	/* Due before the thread wakes up: wake it, to sleep less */
-	wake = kmmscand_queue(&kmmscand_scan.due, ms) &&
-	       time_before(ms->next_scan, kmmscand_scan.sleep_until);
-	if (wake)
-		WRITE_ONCE(kmmscand_kicked, true);
+	wake = kmmscand_queue_waking(ms);
 	spin_unlock(&kmmscand_mm_lock);
 	if (wake)
 		wake_up_interruptible(&kmmscand_wait);
@@ -1735,10 +1796,49 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 	mmdrop(mm);
 }
 
+static void kmmscand_run_scan(struct callback_head *work);
+
 /*
- * Called from __mmput(), once mm_users is zero.  The thread cannot be
- * walking the mm: it holds a user reference while it does.  The slot that
- * the thread holds is the thread's to free, see kmmscand_put_back().
+ * Ask the thread that kmmscand_hand_scan() chose to run the scan step of
+ * @ms that is due, now that the slot is queued again, under
+ * kmmscand_mm_lock.  If it is exiting, the step is due at once, for the
+ * kmmscand thread.
+ */
+static void kmmscand_ask_scan(struct kmmscand_mm_slot *ms)
+{
+	init_task_work(&ms->scan_work, kmmscand_run_scan);
+	if (!task_work_add(ms->scan_to, &ms->scan_work, TWA_RESUME))
+		return;
+	put_task_struct(ms->scan_to);
+	ms->scan_to = NULL;
+	kmmscand_unqueue(&kmmscand_scan.due, ms);
+	ms->next_scan = jiffies;
+	kmmscand_queue(&kmmscand_scan.due, ms);
+}
+
+/*
+ * Take back the scan step that a thread of the mm of @ms was asked to run,
+ * under kmmscand_mm_lock.  Return false if it is too late: the thread took
+ * it up, and holds the slot from now on.
+ */
+static bool kmmscand_take_back_scan(struct kmmscand_mm_slot *ms)
+{
+	bool cancelled = task_work_cancel(ms->scan_to, &ms->scan_work);
+
+	if (cancelled) {
+		put_task_struct(ms->scan_to);
+		ms->scan_to = NULL;
+	} else {
+		ms->held = true;
+	}
+	return cancelled;
+}
+
+/*
+ * Called from __mmput(), once mm_users is zero.  No scan step can be
+ * walking the mm: it holds a user reference while it does.  A slot that a
+ * step holds, or that a thread of the mm took up to scan, is freed by it,
+ * see kmmscand_release().
  */
 void __kmmscand_exit(struct mm_struct *mm)
 {
@@ -1749,11 +1849,14 @@ void __kmmscand_exit(struct mm_struct *mm)
 	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 	if (slot) {
 		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
-		if (kmmscand_scan.mm_slot == ms) {
+		if (ms->held) {
 			ms = NULL;
 		} else {
-			hash_del(&slot->hash);
 			kmmscand_unqueue(&kmmscand_scan.due, ms);
+			if (ms->scan_to && !kmmscand_take_back_scan(ms))
+				ms = NULL;
+			else
+				hash_del(&slot->hash);
 		}
 	}
 	spin_unlock(&kmmscand_mm_lock);
@@ -1764,37 +1867,70 @@ void __kmmscand_exit(struct mm_struct *mm)
 	}
 }
 
-/* The first slot due at @now, if any, which the thread holds from now on */
+/*
+ * The first slot due at @now, if any, which the thread holds from now on.
+ * A slot whose step a thread of the mm was asked to run is due when that
+ * thread has not taken it up in time: the kmmscand thread takes the step
+ * back, and scans the mm itself, unless the thread still waits for a CPU
+ * rather than sleeps, and has not waited KMMSCAND_HANDOFF_RUNNABLE_MS yet.
+ */
 static struct kmmscand_mm_slot *kmmscand_take_due(unsigned long now)
 {
 	struct kmmscand_mm_slot *ms;
 
 	spin_lock(&kmmscand_mm_lock);
-	ms = kmmscand_first_due(&kmmscand_scan.due, now);
-	kmmscand_scan.mm_slot = ms;
+	for (;;) {
+		ms = kmmscand_first_due(&kmmscand_scan.due, now);
+		if (!ms || !ms->scan_to)
+			break;
+		/* Waiting for a CPU, not asleep: it takes the step once on one */
+		if (task_is_running(ms->scan_to) &&
+		    time_before(now, ms->scan_at +
+				msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS))) {
+			ms->next_scan = now +
+					msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
+			kmmscand_queue(&kmmscand_scan.due, ms);
+			continue;
+		}
+		if (kmmscand_take_back_scan(ms)) {
+			ms->scan_back = true;
+			break;
+		}
+	}
+	if (ms)
+		ms->held = true;
 	spin_unlock(&kmmscand_mm_lock);
 	return ms;
 }
 
 /*
- * The thread is done with @ms: queue it again by its due time, or free it
- * if its mm exited meanwhile.
+ * The scan step that holds @ms is done with it: queue it again by its due
+ * time, or free it if its mm exited meanwhile.  Return whether the thread
+ * is to be woken for it, see kmmscand_queue_waking().
  */
-static void kmmscand_put_back(struct kmmscand_mm_slot *ms)
+static bool kmmscand_release(struct kmmscand_mm_slot *ms)
 {
-	bool exited;
+	bool exited, wake = false;
 
 	spin_lock(&kmmscand_mm_lock);
+	ms->held = false;
 	exited = !atomic_read(&ms->slot.mm->mm_users);
-	if (exited)
+	if (exited) {
 		hash_del(&ms->slot.hash);
-	else
-		kmmscand_queue(&kmmscand_scan.due, ms);
-	kmmscand_scan.mm_slot = NULL;
+		if (ms->scan_to) {
+			put_task_struct(ms->scan_to);
+			ms->scan_to = NULL;
+		}
+	} else {
+		wake = kmmscand_queue_waking(ms);
+		if (ms->scan_to)
+			kmmscand_ask_scan(ms);
+	}
 	spin_unlock(&kmmscand_mm_lock);
 
 	if (exited)
 		kmmscand_free_slot(ms);
+	return wake;
 }
 
 /* Where the owner of the mm runs and what it may use */
@@ -2007,7 +2143,7 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 				  unsigned long nr_pages, int *full_nid)
 {
 	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid : src_nid;
-	int *order = kmmscand_node_order;
+	int *order = ctl->order;
 	int nr, i;
 
 	nr = kmmscand_order_targets(from, order);
@@ -2437,9 +2573,12 @@ static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
 	struct task_struct *t;
 	unsigned int i, nr = 0;
 
-	/* Copying on a CPU of its own costs no one */
+	/*
+	 * Copying on a CPU of its own costs no one; a thread of the mm that
+	 * runs the step copies at once, see "kmmscand scanning by the owner".
+	 */
 	if (!READ_ONCE(kmmscand_migrate_by_owner) || single_task_running() ||
-	    ms->handed)
+	    ms->handed || ctl->by_owner)
 		return false;
 	for (i = 0; i < end; i++) {
 		if (entry[i].isolated) {
@@ -2538,7 +2677,10 @@ static void kmmscand_move_isolated(struct kmmscand_walk_ctl *ctl,
 	moved = kmmscand_migrate_entries(ctl->mm, ctl->ms, isolated,
 					 ctl->batch->entry, end, target,
 					 &failed);
-	kmmscand_count_moved(ctl->ms, moved, failed);
+	if (ctl->by_owner)
+		kmmscand_count_owner_moved(ctl->mm, moved, failed, 0);
+	else
+		kmmscand_count_moved(ctl->ms, moved, failed);
 }
 
 /*
@@ -2550,7 +2692,8 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
 
-	n->limited_until = numa_promote_window_end(NODE_DATA(nid));
+	/* Read without kmmscand_node_lock by kmmscand_promote_batch() */
+	WRITE_ONCE(n->limited_until, numa_promote_window_end(NODE_DATA(nid)));
 	ctl->stopped = true;
 	ctl->stop_reason = KMMSCAND_SKIP_RATE_LIMITED;
 	ctl->resume_at = n->limited_until;
@@ -2606,15 +2749,19 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
 	kmmscand_release_batch(ctl, from, result, nid);
+	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
+		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	else
+		kmmscand_count_no_room(ctl, nr);
+
+	spin_lock(&kmmscand_node_lock);
 	kmmscand_adapt_threshold(n, jiffies, true,
 				 ctl->max_heat > kmmscand_node_threshold(n));
-	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
-		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
 		kmmscand_note_rate_limited(ctl, nid);
-	} else {
-		kmmscand_count_no_room(ctl, nr);
+	else
 		kmmscand_node_full(ctl, nid);
-	}
+	spin_unlock(&kmmscand_node_lock);
 }
 
 /*
@@ -2630,7 +2777,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 {
 	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid :
 						   numa_node_id();
-	int *order = kmmscand_node_order;
+	int *order = ctl->order;
 	enum kmmscand_skip_reason reason;
 	struct kmmscand_node *n;
 	unsigned long until;
@@ -2638,6 +2785,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 	int nr, i;
 
 	nr = kmmscand_order_targets(from, order);
+	spin_lock(&kmmscand_node_lock);
 	for (i = 0; i < nr; i++) {
 		if (!node_isset(order[i], ctl->allowed))
 			continue;
@@ -2645,7 +2793,8 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 		if (kmmscand_node_open(n, jiffies, &until, &reason)) {
 			kmmscand_adapt_threshold(n, jiffies, false, false);
 			ctl->threshold = kmmscand_node_threshold(n);
-			return false;
+			closed = false;
+			break;
 		}
 		if (!closed || time_before(until, ctl->resume_at)) {
 			ctl->resume_at = until;
@@ -2653,6 +2802,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 		}
 		closed = true;
 	}
+	spin_unlock(&kmmscand_node_lock);
 	return closed;
 }
 
@@ -2709,7 +2859,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		return;
 	}
 
-	if (time_before(jiffies, kmmscand_nodes[target].limited_until)) {
+	if (time_before(jiffies, READ_ONCE(kmmscand_nodes[target].limited_until))) {
 		kmmscand_refuse_batch(ctl, 0, target,
 				      KMMSCAND_PROMOTE_RATE_LIMITED);
 		return;
@@ -3372,27 +3522,35 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 	return true;
 }
 
-/* Flush the per-CPU LRU batches, see KMMSCAND_LRU_DRAIN_MS */
+/*
+ * Flush the per-CPU LRU batches, see KMMSCAND_LRU_DRAIN_MS; of the scan
+ * steps that run at the same time, the one that claims the interval does.
+ */
 static void kmmscand_drain_lru(void)
 {
 	static unsigned long next_drain = INITIAL_JIFFIES;
+	unsigned long next = READ_ONCE(next_drain);
 
-	if (time_before(jiffies, next_drain))
+	if (time_before(jiffies, next) ||
+	    cmpxchg(&next_drain, next,
+		    jiffies + msecs_to_jiffies(KMMSCAND_LRU_DRAIN_MS)) != next)
 		return;
 	lru_add_drain_all();
-	next_drain = jiffies + msecs_to_jiffies(KMMSCAND_LRU_DRAIN_MS);
 }
 
-static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
+static void kmmscand_init_ctl(struct kmmscand_step *step,
 			      struct kmmscand_mm_slot *ms)
 {
+	struct kmmscand_walk_ctl *ctl = &step->ctl;
+
 	ctl->mm = ms->slot.mm;
 	ctl->ms = ms;
+	ctl->by_owner = current->mm == ctl->mm;
 	ctl->smart = READ_ONCE(kmmscand_smart_scan);
 	ctl->max_skips = READ_ONCE(kmmscand_smart_scan_max_skips);
 	ctl->pmd_young = READ_ONCE(kmmscand_pmd_young) &&
 			 kmmscand_pmd_young_usable() && !mm_has_notifiers(ctl->mm);
-	ctl->batch = &kmmscand_batch;
+	ctl->batch = &step->batch;
 	ctl->scanned = 0;
 	ctl->accessed = 0;
 	ctl->primed = 0;
@@ -3631,48 +3789,55 @@ static bool kmmscand_mm_unchanged(struct kmmscand_mm_slot *ms, bool task_mof)
 }
 
 /*
- * Scan @ms for a step of at most @pages pages of address space.  Return
- * the pages that the step used.
+ * Ask a thread of the mm of @ms to run the scan step that is due, of at
+ * most @pages pages, see "kmmscand scanning by the owner".  The thread is
+ * asked once the slot is queued again (kmmscand_release()), due when the
+ * step is to be taken back.  Return false if the kmmscand thread is to run
+ * the step itself: it does once after taking a step back.
  */
-static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
-				      unsigned long pages)
+static bool kmmscand_hand_scan(struct kmmscand_mm_slot *ms,
+			       unsigned long pages)
 {
-	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
+	if (ms->scan_back) {
+		ms->scan_back = false;
+		return false;
+	}
+	/* The step copies what it finds: both knobs let the process work */
+	if (!READ_ONCE(kmmscand_scan_by_owner) ||
+	    !READ_ONCE(kmmscand_migrate_by_owner) || single_task_running())
+		return false;
+	ms->scan_to = kmmscand_runner(ms);
+	if (!ms->scan_to)
+		return false;
+	ms->scan_pages = pages;
+	ms->scan_at = jiffies;
+	ms->next_scan = ms->scan_at + msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
+	trace_kmmscand_skip_range(ms->slot.mm, ms->address,
+				  ms->address + ms->scan_left,
+				  KMMSCAND_SKIP_HANDED_OFF);
+	return true;
+}
+
+/*
+ * Scan @ms for a step of at most @pages pages of address space, with
+ * @step, in the kmmscand thread or in a thread of the mm.  Return the
+ * pages that the step used.
+ */
+static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
+					struct kmmscand_mm_slot *ms,
+					unsigned long pages)
+{
+	struct kmmscand_walk_ctl *ctl = &step->ctl;
 	struct mm_struct *mm = ms->slot.mm;
-	enum kmmscand_skip_reason reason;
 	struct kmmscand_tuning t;
 	unsigned int seq;
 	bool done, whole;
 
-	/* Until a thread of the mm took the batch handed to it */
-	if (ms->handed) {
-		if (kmmscand_handed_waiting(ms, false)) {
-			trace_kmmscand_skip_range(mm, ms->address,
-						  ms->address + ms->scan_left,
-						  KMMSCAND_SKIP_HANDED_OFF);
-			return 0;
-		}
-		/* Due only to check on the batch */
-		if (time_before(jiffies, ms->scan_due)) {
-			ms->next_scan = ms->scan_due;
-			return 0;
-		}
-	}
-	if (!kmmscand_serves(mm, &reason)) {
-		kmmscand_read_tuning(&t);
-		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.max);
-		trace_kmmscand_skip_mm(mm, ms->address,
-				       ms->address + ms->state.size_mb * SZ_1M,
-				       reason);
-		return 0;
-	}
-	if (kmmscand_skip_idle(ms))
-		return 0;
 	/* From here on the mm cannot go through exit_mmap() under us */
 	if (!mmget_not_zero(mm))
 		return 0;
 
-	kmmscand_init_ctl(ctl, ms);
+	kmmscand_init_ctl(step, ms);
 	ctl->step_left = pages << PAGE_SHIFT;
 	if (kmmscand_mm_unchanged(ms, ctl->task_mof)) {
 		kmmscand_read_tuning(&t);
@@ -3687,6 +3852,8 @@ static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
 					  ctl->stop_reason);
 		goto out;
 	}
+	if (!ctl->by_owner && kmmscand_hand_scan(ms, pages))
+		goto out;
 	if (!mmap_read_trylock(mm)) {
 		trace_kmmscand_skip_range(mm, ms->address,
 					  ms->address + ms->scan_left,
@@ -3737,6 +3904,44 @@ out:
 	/* Leave the teardown of an mm that exited meanwhile to a worker */
 	mmput_async(mm);
 	return pages - (ctl->step_left >> PAGE_SHIFT);
+}
+
+/*
+ * The thread scans @ms for a step of at most @pages pages of address space,
+ * or asks a thread of the mm to.  Return the pages that its own step used.
+ */
+static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
+				      unsigned long pages)
+{
+	struct mm_struct *mm = ms->slot.mm;
+	enum kmmscand_skip_reason reason;
+	struct kmmscand_tuning t;
+
+	/* Until a thread of the mm took the batch handed to it */
+	if (ms->handed) {
+		if (kmmscand_handed_waiting(ms, false)) {
+			trace_kmmscand_skip_range(mm, ms->address,
+						  ms->address + ms->scan_left,
+						  KMMSCAND_SKIP_HANDED_OFF);
+			return 0;
+		}
+		/* Due only to check on the batch */
+		if (time_before(jiffies, ms->scan_due)) {
+			ms->next_scan = ms->scan_due;
+			return 0;
+		}
+	}
+	if (!kmmscand_serves(mm, &reason)) {
+		kmmscand_read_tuning(&t);
+		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.max);
+		trace_kmmscand_skip_mm(mm, ms->address,
+				       ms->address + ms->state.size_mb * SZ_1M,
+				       reason);
+		return 0;
+	}
+	if (kmmscand_skip_idle(ms))
+		return 0;
+	return kmmscand_scan_step(&kmmscand_step, ms, pages);
 }
 
 /**
@@ -3875,6 +4080,83 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
 			      now->failed - was->failed);
 }
 
+/**
+ * DOC: kmmscand scanning by the owner
+ *
+ * The thread's share of a CPU falls as 1/N with N busy processes on it,
+ * and so would the number of mms it gets to scan: handing the copying to
+ * the processes (see "kmmscand migration by the owner") leaves the walk
+ * itself with the one thread.  So when the thread has to share its CPU, it
+ * makes the cheap decisions for a due mm (is it served, was it used, is
+ * it unchanged, does a target take promotions) and hands the walk, the
+ * isolation and the copying of the step to a thread of the mm's own
+ * process that is running, or else runnable, as task work.  That thread
+ * runs the step on its next return to user space, in its own CPU time, and
+ * copies what it isolates at once; the steps of N busy processes then run
+ * at the pace of N processes, each charged for its own, while the
+ * promotion rate limit and the room of the targets still bound what they
+ * promote together.  The step is the same as the thread's: same budget,
+ * same adaptation of the period and size, same counters, and the Accessed
+ * bits it clears are its own mm's.
+ *
+ * The slot stays queued, due when the step is to be taken back: if the
+ * thread asked has not taken it up within KMMSCAND_HANDOFF_WAIT_MS,
+ * task_work_cancel() takes it back and the kmmscand thread runs the step
+ * itself, as it does when no thread of the process runs or waits to run,
+ * or with scan_by_owner off.  A step taken up holds the slot
+ * (&kmmscand_mm_slot.held) as the thread's does: nobody else scans the mm
+ * meanwhile, and the slot is freed by the step if the mm exits.  Steps of
+ * different mms run concurrently with each other and with the thread's:
+ * each has its own &struct kmmscand_step, and what they share of the
+ * targets is updated under kmmscand_node_lock.
+ */
+
+/*
+ * Task work: a thread of the mm runs the scan step that kmmscand asked it
+ * to, see "kmmscand scanning by the owner".  A thread that is exiting, is
+ * killed, or no longer runs in the mm, or that comes to it after kmmscand
+ * was disabled, leaves the step to the kmmscand thread.
+ */
+static void kmmscand_run_scan(struct callback_head *work)
+{
+	struct kmmscand_mm_slot *ms = container_of(work, struct kmmscand_mm_slot,
+						   scan_work);
+	u64 runtime = task_sched_runtime(current);
+	struct kmmscand_step *step = NULL;
+	struct kmmscand_mm_stats was;
+	struct task_struct *asked;
+	bool wake;
+
+	spin_lock(&kmmscand_mm_lock);
+	if (!RB_EMPTY_NODE(&ms->due))
+		kmmscand_unqueue(&kmmscand_scan.due, ms);
+	ms->held = true;
+	asked = ms->scan_to;
+	ms->scan_to = NULL;
+	spin_unlock(&kmmscand_mm_lock);
+	put_task_struct(asked);
+
+	if (current->mm == ms->slot.mm && !(current->flags & PF_EXITING) &&
+	    !kmmscand_should_stop() && static_branch_likely(&kmmscand_tiered))
+		step = kvmalloc(sizeof(*step), GFP_KERNEL | __GFP_NOWARN);
+	if (step) {
+		was = ms->stats;
+		kmmscand_scan_step(step, ms, ms->scan_pages);
+		kvfree(step);
+		ms->stats.owner_scans++;
+		kmmscand_count_visit(ms, &was);
+	} else {
+		ms->next_scan = jiffies;
+	}
+
+	spin_lock(&kmmscand_mm_lock);
+	ms->stats.owner_cpu_ns += task_sched_runtime(current) - runtime;
+	spin_unlock(&kmmscand_mm_lock);
+	wake = kmmscand_release(ms);
+	if (wake)
+		wake_up_interruptible(&kmmscand_wait);
+}
+
 static void kmmscand_do_pass(void)
 {
 	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
@@ -3906,7 +4188,7 @@ static void kmmscand_do_pass(void)
 		 */
 		if (!time_after(ms->next_scan, start))
 			ms->next_scan = start + 1;
-		kmmscand_put_back(ms);
+		kmmscand_release(ms);
 		cond_resched();
 	}
 }
@@ -4030,6 +4312,7 @@ static void kmmscand_drop_handed(void)
 static int kmmscand(void *unused)
 {
 	unsigned long timeout;
+	nodemask_t slow;
 
 	set_freezable();
 
@@ -4037,11 +4320,11 @@ static int kmmscand(void *unused)
 		/* A kick from now on ends the coming sleep at once */
 		WRITE_ONCE(kmmscand_kicked, false);
 		kmmscand_recheck_waits();
-		kmmscand_slow_nodes(&kmmscand_ctl.slow);
-		kmmscand_follow_tiers(!nodes_empty(kmmscand_ctl.slow));
-		if (!nodes_empty(kmmscand_ctl.slow))
+		kmmscand_slow_nodes(&slow);
+		kmmscand_follow_tiers(!nodes_empty(slow));
+		if (!nodes_empty(slow))
 			kmmscand_do_pass();
-		timeout = kmmscand_sleep_time(!nodes_empty(kmmscand_ctl.slow));
+		timeout = kmmscand_sleep_time(!nodes_empty(slow));
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kthread_should_stop() ||
 					     READ_ONCE(kmmscand_kicked),
@@ -4049,7 +4332,7 @@ static int kmmscand(void *unused)
 	}
 
 	kmmscand_drop_handed();
-	WARN_ON_ONCE(kmmscand_batch.nr);
+	WARN_ON_ONCE(kmmscand_step.batch.nr);
 	return 0;
 }
 
@@ -4149,6 +4432,7 @@ int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
 	seq_printf(m, "owner_promoted %llu\n", st.owner_promoted);
 	seq_printf(m, "kmmscand_cpu_ns %llu\n", st.cpu_ns);
 	seq_printf(m, "owner_cpu_ns %llu\n", st.owner_cpu_ns);
+	seq_printf(m, "owner_scans %llu\n", st.owner_scans);
 	seq_printf(m, "scan_period_ms %lu\n", state.period_ms);
 	seq_printf(m, "scan_size_mb %lu\n", state.size_mb);
 	seq_printf(m, "prctl_mode %d\n", mode);
@@ -4345,6 +4629,7 @@ static ssize_t bool_knob_store(struct kobject *kobj,
 KMMSCAND_BOOL_ATTR(smart_scan, kmmscand_smart_scan);
 KMMSCAND_BOOL_ATTR(skip_idle_mm, kmmscand_skip_idle_mm);
 KMMSCAND_BOOL_ATTR(migrate_by_owner, kmmscand_migrate_by_owner);
+KMMSCAND_BOOL_ATTR(scan_by_owner, kmmscand_scan_by_owner);
 KMMSCAND_BOOL_ATTR(scan_by_default, kmmscand_scan_by_default);
 
 /*
@@ -4484,6 +4769,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&pmd_young_attr.attr,
 	&skip_idle_mm_attr.attr.attr,
 	&migrate_by_owner_attr.attr.attr,
+	&scan_by_owner_attr.attr.attr,
 	&scan_by_default_attr.attr.attr,
 	NULL,
 };

@@ -38,7 +38,8 @@
  * @KMMSCAND_SKIP_NODE_FULL: the target node had no room for promotions;
  *	kmmscand backs off from it, and the rest of the scan waits.
  * @KMMSCAND_SKIP_HANDED_OFF: candidates were handed to a running thread of
- *	the mm to migrate; the rest of the scan waits until it took them.
+ *	the mm to migrate, and the rest of the scan waits until it took them;
+ *	or the scan step was handed to such a thread, to run it.
  * @KMMSCAND_SKIP_MM_OPTED_OUT: the process opted out with
  *	prctl(PR_SET_KMMSCAND), or did not opt in where scan_by_default is 0;
  *	the mm is not scanned.

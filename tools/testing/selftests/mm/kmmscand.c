@@ -36,9 +36,9 @@
  *                           and then drops it is scanned again within the
  *                           shortest period, not a lengthened one later
  * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young,
- *                           skip_idle_mm, migrate_by_owner and
- *                           scan_by_default refuse bad input with EINVAL
- *                           and keep their value
+ *                           skip_idle_mm, migrate_by_owner, scan_by_owner
+ *                           and scan_by_default refuse bad input with
+ *                           EINVAL and keep their value
  * full_node_backs_off:      with no room on the top node, kmmscand backs
  *                           off: few back-off windows, few PTEs read while
  *                           they last, the node never below its min
@@ -48,11 +48,17 @@
  *                           stays, first or second, while the other moves
  * bound_mm_not_walked:      a running process whose task policy binds all
  *                           its memory to the slow node has its due scans
- *                           passed over (kmmscand_mm_unchanged)
+ *                           passed over (kmmscand_mm_unchanged); it
+ *                           skips on a kernel whose configuration says it
+ *                           has no per-VMA locks
  * owner_migrates:           with migrate_by_owner=1 the process whose hot
  *                           set is promoted copies it itself
  *                           (kmmscand_owner_migrated grows); with 0 the
  *                           kmmscand thread does (it does not)
+ * owner_scans:              with scan_by_owner=1 and every CPU busy, the
+ *                           process whose hot set is promoted runs scan
+ *                           steps of its own mm (owner_scans of
+ *                           /proc/self/kmmscand grows); with 0 it runs none
  * proc_figures:             /proc/self/kmmscand counts the pages promoted
  *                           for the test and the PTEs its scans read, no
  *                           more than the global counters over the same
@@ -97,6 +103,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -411,6 +418,7 @@ enum knob {
 	PMD_YOUNG,
 	SKIP_IDLE_MM,
 	MIGRATE_BY_OWNER,
+	SCAN_BY_OWNER,
 	SCAN_BY_DEFAULT,
 	NR_KNOBS
 };
@@ -434,6 +442,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[PMD_YOUNG]		= "pmd_young",
 	[SKIP_IDLE_MM]		= "skip_idle_mm",
 	[MIGRATE_BY_OWNER]	= "migrate_by_owner",
+	[SCAN_BY_OWNER]		= "scan_by_owner",
 	[SCAN_BY_DEFAULT]	= "scan_by_default",
 };
 
@@ -1618,6 +1627,38 @@ static void bound_running_child(int node, int fd)
 	_exit(CHILD_ALLOC_FAILED);
 }
 
+/*
+ * Whether the running kernel has @option ("CONFIG_...") set, as its
+ * /proc/config.gz or /boot/config-<release> says: 1 or 0, or -1 if
+ * neither can be read.
+ */
+static int kernel_config_has(const char *option)
+{
+	char cmd[160], line[256];
+	struct utsname uts;
+	size_t len = strlen(option);
+	int found = -1;
+	FILE *fp;
+
+	if (uname(&uts))
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "zcat /proc/config.gz 2>/dev/null || cat /boot/config-%s 2>/dev/null",
+		 uts.release);
+	fp = popen(cmd, "r");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp)) {
+		if (found < 0)
+			found = 0;
+		if (!strncmp(line, option, len) && line[len] == '=' &&
+		    (line[len + 1] == 'y' || line[len + 1] == 'm'))
+			found = 1;
+	}
+	pclose(fp);
+	return found;
+}
+
 TEST_F_TIMEOUT(kmmscand, bound_mm_not_walked, PROMOTE_TEST_TIMEOUT_S)
 {
 	struct grow_cond unchanged;
@@ -1626,6 +1667,9 @@ TEST_F_TIMEOUT(kmmscand, bound_mm_not_walked, PROMOTE_TEST_TIMEOUT_S)
 	char ok;
 
 	ASSERT_EQ(0, self->setup_err);
+	/* Only per-VMA locks tell that the VMAs did not change */
+	if (!kernel_config_has("CONFIG_PER_VMA_LOCK"))
+		SKIP(return, "kernel without CONFIG_PER_VMA_LOCK");
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_GE(pid, 0);
@@ -1962,6 +2006,7 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	check_bool_knob(_metadata, SMART_SCAN);
 	check_bool_knob(_metadata, SKIP_IDLE_MM);
 	check_bool_knob(_metadata, MIGRATE_BY_OWNER);
+	check_bool_knob(_metadata, SCAN_BY_OWNER);
 	check_bool_knob(_metadata, SCAN_BY_DEFAULT);
 
 	/* smart_scan_max_skips: at least one skip, at most a few dozen */
@@ -3040,6 +3085,7 @@ struct proc_figures {
 	unsigned long long accessed;
 	unsigned long long promoted;
 	unsigned long long cpu_ns;
+	unsigned long long owner_scans;
 	unsigned long long prctl_mode;
 	unsigned long long served;
 };
@@ -3070,6 +3116,8 @@ static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
 			f->promoted = value;
 		else if (!strcmp(name, "kmmscand_cpu_ns"))
 			f->cpu_ns = value;
+		else if (!strcmp(name, "owner_scans"))
+			f->owner_scans = value;
 		else if (!strcmp(name, "prctl_mode"))
 			f->prctl_mode = value;
 		else if (!strcmp(name, "served"))
@@ -3164,6 +3212,53 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_LE(a->accessed - b->accessed,
 		  stat_delta(&before, &after, SLOWTIER_ACCESSED));
 	EXPECT_GT(a->cpu_ns, b->cpu_ns);
+}
+
+/*
+ * Promote as owner_migrates does, with scan_by_owner set to @by_owner:
+ * return in @scans the scan steps that the test process ran meanwhile,
+ * in @moved the pages of its hot set that reached the top node.
+ */
+static void promote_scanned_by(struct __test_metadata *_metadata, int top,
+			       int slow, const char *by_owner,
+			       unsigned long long *scans, long *moved)
+{
+	struct proc_figures before, after;
+	unsigned long owner, all;
+
+	ASSERT_EQ(0, knob_write(SCAN_BY_OWNER, by_owner));
+	ASSERT_EQ(0, proc_figures_read(&before));
+	promote_with(_metadata, top, slow, "1", &owner, &all, moved);
+	ASSERT_EQ(0, proc_figures_read(&after));
+	*scans = after.owner_scans - before.owner_scans;
+	TH_LOG("scan_by_owner=%s: %llu steps run, %lu of %lu pages moved by the process",
+	       by_owner, *scans, owner, all);
+}
+
+TEST_F_TIMEOUT(kmmscand, owner_scans, 2 * PROMOTE_TEST_TIMEOUT_S)
+{
+	unsigned long long scans;
+	long moved;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+
+	/*
+	 * The test process runs throughout, touching its hot set, and the
+	 * spinners keep every CPU busy, the kmmscand thread's included: the
+	 * thread hands the due scan steps of the test's mm to the test.  One
+	 * that finds it asleep in the kernel is the thread's own.
+	 */
+	promote_scanned_by(_metadata, self->top, self->slow, "1", &scans,
+			   &moved);
+	ASSERT_GT(moved, 0);
+	EXPECT_GT(scans, 0);
+
+	promote_scanned_by(_metadata, self->top, self->slow, "0", &scans,
+			   &moved);
+	ASSERT_GT(moved, 0);
+	EXPECT_EQ(0, scans);
 }
 
 /*

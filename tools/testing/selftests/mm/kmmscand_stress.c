@@ -655,6 +655,7 @@ static const struct knob knobs[] = {
 	{ "pmd_young",		  { "0", "1", "1" },		false },
 	{ "skip_idle_mm",	  { "0", "1", "1" },		false },
 	{ "migrate_by_owner",	  { "0", "1", "1" },		false },
+	{ "scan_by_owner",	  { "0", "1", "1" },		false },
 	{ "scan_by_default",	  { "0", "1", "1" },		false },
 	{ "/proc/sys/kernel/numa_balancing", { "0", "2", "0" },	false },
 	{ RATE_LIMIT_MBPS,	  { "0", "64", "65536" },	false },
@@ -1809,6 +1810,7 @@ static const char *special_bad(int k)
 	if (!strcmp(name, "scan_enabled") || !strcmp(name, "smart_scan") ||
 	    !strcmp(name, "pmd_young") || !strcmp(name, "skip_idle_mm") ||
 	    !strcmp(name, "migrate_by_owner") ||
+	    !strcmp(name, "scan_by_owner") ||
 	    !strcmp(name, "scan_by_default"))
 		return "2";
 	if (!strcmp(name, "target_node"))
