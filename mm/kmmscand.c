@@ -1722,6 +1722,25 @@ static unsigned long kmmscand_step_share(unsigned long pages,
 	return max(pages / max(nr_due, 1UL), KMMSCAND_STEP_MIN_PAGES);
 }
 
+/**
+ * kmmscand_scan_taken_back - whether a handed scan step is taken back
+ * @runnable: the thread asked to run it is on a CPU or waits for one,
+ *	rather than sleeps
+ * @asked_at: jiffies when it was asked
+ * @now: the time, in jiffies, past the wait the step was handed for
+ *
+ * Return: true if the kmmscand thread takes the step back at @now: the
+ * thread asked sleeps, or has been runnable for
+ * KMMSCAND_HANDOFF_RUNNABLE_MS without taking it up.
+ */
+static bool kmmscand_scan_taken_back(bool runnable, unsigned long asked_at,
+				     unsigned long now)
+{
+	return !runnable ||
+	       !time_before(now, asked_at +
+			    msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS));
+}
+
 /*
  * Queue @ms, under kmmscand_mm_lock.  Return true if it is due before the
  * thread wakes up: the thread is then to be woken, to sleep less.
@@ -1884,9 +1903,8 @@ static struct kmmscand_mm_slot *kmmscand_take_due(unsigned long now)
 		if (!ms || !ms->scan_to)
 			break;
 		/* Waiting for a CPU, not asleep: it takes the step once on one */
-		if (task_is_running(ms->scan_to) &&
-		    time_before(now, ms->scan_at +
-				msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS))) {
+		if (!kmmscand_scan_taken_back(task_is_running(ms->scan_to),
+					      ms->scan_at, now)) {
 			ms->next_scan = now +
 					msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
 			kmmscand_queue(&kmmscand_scan.due, ms);

@@ -571,6 +571,7 @@ def derive(runs):
                 "tail_ops_vs_oracle": ratio(res["tail_ops_per_s"],
                                             orc and orc["tail_ops_per_s"]),
                 "kmmscand_cpu_s": res["kmmscand_cpu_s"],
+                "kmmscand_owner_cpu_s": res.get("kmmscand_owner_cpu_s"),
                 "damon_cpu_s": res.get("damon_cpu_s"),
                 "app_sys_s": res["app_sys_s"],
                 "cost_vs_numab": ratio(cost, nb_cost),
@@ -689,7 +690,8 @@ def workload_table(w, cfgs, order):
 
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
-           "kmmscand CPU s", "DAMON CPU s", "app sys s", "kswapd CPU s",
+           "kmmscand CPU s", "DAMON CPU s", "app sys s", "by owners s",
+           "kswapd CPU s",
            "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "t90 worst s",
            "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
            "tail ops/oracle", "cost/numab", "PTEs", "promoted MB",
@@ -700,6 +702,7 @@ COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
 def table_rows(w, cfgs, order):
     return config_rows(cfgs, order, lambda t: (
         fmt(t["app_sys_s"], ".2f"),
+        fmt(t.get("kmmscand_owner_cpu_s"), ".2f"),
         fmt(t.get("kswapd_cpu_s"), ".2f"),
         fmt(t.get("kcompactd_cpu_s"), ".2f"),
         fmt(t["t50_s"]), fmt(t["t90_s"]),

@@ -1,8 +1,10 @@
 """make bench: what kmmscand's CPU costs per unit of work, and at scale.
 
-From the kmmscand runs of one invocation (/proc/vmstat deltas and the
-thread's CPU time), a cost per PTE examined, per page migrated and per mm
-visited; from those and the defaults of
+From the kmmscand runs of one invocation (/proc/vmstat deltas, and the
+CPU time of kmmscand's work: the thread's, and what the workload's
+processes spent scanning and migrating for it in their own context), a
+cost per PTE examined, per page migrated and per mm visited; from those
+and the defaults of
 mm/kmmscand.c, the CPU kmmscand would use at steady state on a machine
 with far more memory and processes than the VM (issue 16).
 """
@@ -49,12 +51,23 @@ def is_kmmscand(config):
 
 
 def run_work(run):
-    """(CPU seconds, [work of each TERMS]) of a kmmscand run, or None."""
+    """(CPU seconds, [work of each TERMS]) of a kmmscand run, or None.
+
+    The counters count the work wherever it ran, so the CPU is the
+    thread's and the processes' (kmmscand_owner_cpu_s); a run that does
+    not say what its processes spent (a server workload) is left out if
+    they did some of the work, as kmmscand_owner_migrated tells.
+    """
     res, vm = run.get("result"), run.get("vmstat")
     if (not res or not vm or run.get("status") != 0
             or not is_kmmscand(run["config"])):
         return None
-    return (res["kmmscand_cpu_s"],
+    owner = res.get("kmmscand_owner_cpu_s")
+    if owner is None:
+        if vm.get("kmmscand_owner_migrated", 0):
+            return None
+        owner = 0.0
+    return (res["kmmscand_cpu_s"] + owner,
             [sum(vm.get(k, 0) for k in keys) for _, keys in TERMS])
 
 
@@ -227,7 +240,8 @@ def cost_model_lines(m):
                "that work over the runs, charging a run's whole CPU to it, "
                "so an upper bound, and the projection sums upper bounds")
     out = [f"Cost model of kmmscand's CPU: {how}; {m['cpu_s']:.2f} CPU s "
-           "in all, measured under this VM (TCG emulates the CPU, so the "
+           "in all, the thread's and what the processes spent on its work, "
+           "measured under this VM (TCG emulates the CPU, so the "
            "costs are several times a real CPU's)."]
     for term, cost in m["costs_s"].items():
         bound = m["bounds_s"][term]

@@ -916,6 +916,32 @@ static void kmmscand_test_step_share(struct kunit *test)
 			(unsigned long)KMMSCAND_STEP_MIN_PAGES);
 }
 
+/*
+ * A scan step handed to a thread of the mm is taken back at once if the
+ * thread sleeps, and only past KMMSCAND_HANDOFF_RUNNABLE_MS if it waits
+ * for a CPU; across a jiffies wrap too.
+ */
+static void kmmscand_test_scan_taken_back(struct kunit *test)
+{
+	unsigned long wait = msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
+	unsigned long most = msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS);
+	unsigned long at[] = { 1000, ULONG_MAX - wait };
+	unsigned int i;
+
+	KUNIT_ASSERT_GT(test, most, wait);
+	for (i = 0; i < ARRAY_SIZE(at); i++) {
+		KUNIT_EXPECT_TRUE(test, kmmscand_scan_taken_back(false, at[i],
+								 at[i] + wait));
+		KUNIT_EXPECT_FALSE(test, kmmscand_scan_taken_back(true, at[i],
+								  at[i] + wait));
+		KUNIT_EXPECT_FALSE(test,
+				   kmmscand_scan_taken_back(true, at[i],
+							    at[i] + most - 1));
+		KUNIT_EXPECT_TRUE(test, kmmscand_scan_taken_back(true, at[i],
+								 at[i] + most));
+	}
+}
+
 /* Who is served: the prctl mode first, then scan_by_default */
 static void kmmscand_test_mode_serves(struct kunit *test)
 {
@@ -992,6 +1018,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
 	KUNIT_CASE(kmmscand_test_due_order),
 	KUNIT_CASE(kmmscand_test_step_share),
+	KUNIT_CASE(kmmscand_test_scan_taken_back),
 	KUNIT_CASE(kmmscand_test_mode_serves),
 	KUNIT_CASE(kmmscand_test_prctl_mode),
 	{}
