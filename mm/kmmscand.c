@@ -520,6 +520,16 @@
 #define KMMSCAND_HANDOFF_RUNNABLE_MS	4000
 
 /*
+ * KMMSCAND_CROWDED_TASKS: the runnable tasks per online CPU above which the
+ * thread hands the scan steps of busy processes to them (see "kmmscand
+ * scanning by the owner"): with more, its share of a CPU is below a fifth,
+ * and falls as 1/N.  Below, it gets enough of a CPU to walk the mms at the
+ * pace of its budget, and walking costs the processes nothing; the copying
+ * is handed over as soon as it shares its CPU at all.
+ */
+#define KMMSCAND_CROWDED_TASKS		4
+
+/*
  * KMMSCAND_INFLIGHT_PAGES: the most that batches handed to processes may
  * keep isolated at a time, all targets together, so that memory taken off
  * the LRU of the slow nodes for promotion stays small next to them and
@@ -1097,6 +1107,8 @@ static struct {
 
 /* The scan steps of the kmmscand thread; there is at most one at a time */
 static struct kmmscand_step kmmscand_step;
+/* The CPUs were crowded when the pass began, see KMMSCAND_CROWDED_TASKS */
+static bool kmmscand_crowded;
 /* Serialises the updates of kmmscand_nodes by concurrent scan steps */
 static DEFINE_SPINLOCK(kmmscand_node_lock);
 
@@ -2457,6 +2469,25 @@ static void kmmscand_count_moved(struct kmmscand_mm_slot *ms,
 }
 
 /*
+ * Threads of the process of @ms spent @cpu_ns on kmmscand's work, under
+ * kmmscand_mm_lock: add it to their figure, and count it in
+ * kmmscand_cpu_us, globally and in the memory cgroup of the mm's owner,
+ * in whole microseconds of the running total as kmmscand_count_visit()
+ * does for the thread.
+ */
+static void kmmscand_add_owner_cpu(struct kmmscand_mm_slot *ms, u64 cpu_ns)
+{
+	u64 was = ms->stats.owner_cpu_ns;
+	unsigned long us;
+
+	ms->stats.owner_cpu_ns += cpu_ns;
+	us = div_u64(ms->stats.owner_cpu_ns, NSEC_PER_USEC) -
+	     div_u64(was, NSEC_PER_USEC);
+	count_vm_events(KMMSCAND_CPU_US, us);
+	count_memcg_events_mm(ms->slot.mm, KMMSCAND_CPU_US, us);
+}
+
+/*
  * A thread of the process migrated a batch of @mm in @cpu_ns: count it in
  * the slot of @mm, if it is still tracked.
  */
@@ -2477,7 +2508,7 @@ static void kmmscand_count_owner_moved(struct mm_struct *mm,
 		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
 		ms->stats.owner_promoted += moved;
 		ms->stats.owner_failed += failed;
-		ms->stats.owner_cpu_ns += cpu_ns;
+		kmmscand_add_owner_cpu(ms, cpu_ns);
 	}
 	spin_unlock(&kmmscand_mm_lock);
 }
@@ -3822,7 +3853,7 @@ static bool kmmscand_hand_scan(struct kmmscand_mm_slot *ms,
 	}
 	/* The step copies what it finds: both knobs let the process work */
 	if (!READ_ONCE(kmmscand_scan_by_owner) ||
-	    !READ_ONCE(kmmscand_migrate_by_owner) || single_task_running())
+	    !READ_ONCE(kmmscand_migrate_by_owner) || !kmmscand_crowded)
 		return false;
 	ms->scan_to = kmmscand_runner(ms);
 	if (!ms->scan_to)
@@ -4104,8 +4135,9 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
  * The thread's share of a CPU falls as 1/N with N busy processes on it,
  * and so would the number of mms it gets to scan: handing the copying to
  * the processes (see "kmmscand migration by the owner") leaves the walk
- * itself with the one thread.  So when the thread has to share its CPU, it
- * makes the cheap decisions for a due mm (is it served, was it used, is
+ * itself with the one thread.  So when the CPUs are crowded, more than
+ * KMMSCAND_CROWDED_TASKS runnable tasks per CPU as a pass begins, the
+ * thread makes the cheap decisions for a due mm (is it served, was it used, is
  * it unchanged, does a target take promotions) and hands the walk, the
  * isolation and the copying of the step to a thread of the mm's own
  * process that is running, or else runnable, as task work.  That thread
@@ -4143,6 +4175,7 @@ static void kmmscand_run_scan(struct callback_head *work)
 	struct kmmscand_step *step = NULL;
 	struct kmmscand_mm_stats was;
 	struct task_struct *asked;
+	unsigned long earliest;
 	bool wake;
 
 	spin_lock(&kmmscand_mm_lock);
@@ -4163,13 +4196,18 @@ static void kmmscand_run_scan(struct callback_head *work)
 		kvfree(step);
 		ms->stats.owner_scans++;
 		kmmscand_count_visit(ms, &was);
-	} else {
-		ms->next_scan = jiffies;
+		spin_lock(&kmmscand_mm_lock);
+		kmmscand_add_owner_cpu(ms, task_sched_runtime(current) - runtime);
+		spin_unlock(&kmmscand_mm_lock);
 	}
-
-	spin_lock(&kmmscand_mm_lock);
-	ms->stats.owner_cpu_ns += task_sched_runtime(current) - runtime;
-	spin_unlock(&kmmscand_mm_lock);
+	/*
+	 * A step put off or out of its share, or one not run, is due at the
+	 * thread's next pass, as after a step of its own: no sooner than
+	 * scan_sleep_ms from now, which paces the steps of the mm.
+	 */
+	earliest = jiffies + msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
+	if (!step || time_before(ms->next_scan, earliest))
+		ms->next_scan = earliest;
 	wake = kmmscand_release(ms);
 	if (wake)
 		wake_up_interruptible(&kmmscand_wait);
@@ -4187,6 +4225,8 @@ static void kmmscand_do_pass(void)
 	nr_due = kmmscand_count_due(&kmmscand_scan.due, start,
 				    READ_ONCE(kmmscand_mms_to_scan));
 	spin_unlock(&kmmscand_mm_lock);
+	kmmscand_crowded = nr_running() >
+			   KMMSCAND_CROWDED_TASKS * num_online_cpus();
 
 	for (; nr_due && pages && !kmmscand_should_stop(); nr_due--) {
 		ms = kmmscand_take_due(start);

@@ -115,6 +115,7 @@ struct worker_pub {
 	volatile unsigned long ops;
 	/* CPU time spent during the run (not placing memory), seconds */
 	volatile double sys_s, user_s, owner_cpu_s;
+	volatile unsigned long owner_scans;
 };
 
 struct shared {
@@ -318,23 +319,24 @@ static size_t hot_page(const size_t *order, const double *cdf, size_t npages,
 
 
 /*
- * CPU seconds this process spent on kmmscand's work, scanning and copying
- * in its own context (owner_cpu_ns of /proc/self/kmmscand); 0 where the
- * kernel has no such file.  Part of its system time too.
+ * A figure of /proc/self/kmmscand, @name; 0 where the kernel has no such
+ * file.  owner_cpu_ns: what this process spent on kmmscand's work,
+ * scanning and copying in its own context (part of its system time too);
+ * owner_scans: the scan steps it ran.
  */
-static double owner_cpu_s(void)
+static unsigned long long kmm_figure(const char *name)
 {
 	FILE *f = fopen("/proc/self/kmmscand", "r");
-	unsigned long long v, ns = 0;
-	char name[64];
+	unsigned long long v, found = 0;
+	char key[64];
 
 	if (!f)
 		return 0;
-	while (fscanf(f, "%63s %llu", name, &v) == 2)
-		if (!strcmp(name, "owner_cpu_ns"))
-			ns = v;
+	while (fscanf(f, "%63s %llu", key, &v) == 2)
+		if (!strcmp(key, name))
+			found = v;
 	fclose(f);
-	return ns / 1e9;
+	return found;
 }
 static void worker(int id)
 {
@@ -347,6 +349,7 @@ static void worker(int id)
 	unsigned long ops = 0;
 	struct rusage r0, r1;
 	double owner0;
+	unsigned long scans0;
 
 	me->base = base;
 	me->pid = getpid();
@@ -356,7 +359,8 @@ static void worker(int id)
 	while (!sh->go)
 		usleep(o.workers > 64 ? 10000 : 1000);
 	getrusage(RUSAGE_SELF, &r0);
-	owner0 = owner_cpu_s();
+	owner0 = kmm_figure("owner_cpu_ns") / 1e9;
+	scans0 = kmm_figure("owner_scans");
 	while (!sh->stop) {
 		double t = now() - sh->t0;
 		int i;
@@ -370,7 +374,8 @@ static void worker(int id)
 		me->ops = ops;
 	}
 	getrusage(RUSAGE_SELF, &r1);
-	me->owner_cpu_s = owner_cpu_s() - owner0;
+	me->owner_cpu_s = kmm_figure("owner_cpu_ns") / 1e9 - owner0;
+	me->owner_scans = kmm_figure("owner_scans") - scans0;
 	me->sys_s = tv_diff(&r1.ru_stime, &r0.ru_stime);
 	me->user_s = tv_diff(&r1.ru_utime, &r0.ru_utime);
 	exit(0);
@@ -955,7 +960,7 @@ static void worker_t90(double *worst, double *median, int *reached)
 static void print_result(const struct sample *s, int n,
 			 const struct run_cost *c0, const struct run_cost *c1,
 			 double app_sys, double app_user, double owner_cpu,
-			 long free_over_min)
+			 unsigned long owner_scans, long free_over_min)
 {
 	double t50 = crossing(s, n, 0, 50), t90 = crossing(s, n, 0, 90);
 	double peak = 0, last_t = s[n - 1].t, tail_from = last_t * 0.75;
@@ -986,7 +991,8 @@ static void print_result(const struct sample *s, int n,
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
-	       "procs_t90=%d damon_cpu_s=%.2f kmmscand_owner_cpu_s=%.2f\n",
+	       "procs_t90=%d damon_cpu_s=%.2f kmmscand_owner_cpu_s=%.2f "
+	       "kmmscand_owner_scans=%lu\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -1002,7 +1008,7 @@ static void print_result(const struct sample *s, int n,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
 	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
 	       t90_worst, t90_median, procs_t90,
-	       c1->damon_cpu - c0->damon_cpu, owner_cpu);
+	       c1->damon_cpu - c0->damon_cpu, owner_cpu, owner_scans);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
@@ -1093,6 +1099,7 @@ static void run(void)
 	struct run_cost *c0 = xmalloc(sizeof(*c0)), *c1 = xmalloc(sizeof(*c1));
 	unsigned long p0, pt0;
 	double next, app_sys = 0, app_user = 0, owner_cpu = 0;
+	unsigned long owner_scans = 0;
 	long lowest = node_marks(o.fast).free_over_min;
 	int n = 0, w;
 
@@ -1133,10 +1140,12 @@ static void run(void)
 		waitpid(sh->w[w].pid, NULL, 0);
 		app_sys += sh->w[w].sys_s;
 		owner_cpu += sh->w[w].owner_cpu_s;
+		owner_scans += sh->w[w].owner_scans;
 		app_user += sh->w[w].user_s;
 	}
 	read_cost(c1);
-	print_result(s, n, c0, c1, app_sys, app_user, owner_cpu, lowest);
+	print_result(s, n, c0, c1, app_sys, app_user, owner_cpu, owner_scans,
+		     lowest);
 }
 
 static void usage(const char *prog)

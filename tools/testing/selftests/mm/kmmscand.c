@@ -55,7 +55,7 @@
  *                           set is promoted copies it itself
  *                           (kmmscand_owner_migrated grows); with 0 the
  *                           kmmscand thread does (it does not)
- * owner_scans:              with scan_by_owner=1 and every CPU busy, the
+ * owner_scans:              with scan_by_owner=1 and every CPU crowded, the
  *                           process whose hot set is promoted runs scan
  *                           steps of its own mm (owner_scans of
  *                           /proc/self/kmmscand grows); with 0 it runs none
@@ -2512,21 +2512,20 @@ static pid_t spin_child(void)
 
 /*
  * Promote a hot set that the test keeps touching from node @slow to node
- * @top, with migrate_by_owner set to @by_owner: return in @owner the
- * growth of kmmscand_owner_migrated meanwhile, in @all that of
- * kmmscand_migrated, and in @moved the pages of the hot set that reached
- * the top node.
+ * @top, with migrate_by_owner set to @by_owner and @spin spinning tasks
+ * per CPU: return in @owner the growth of kmmscand_owner_migrated
+ * meanwhile, in @all that of kmmscand_migrated, and in @moved the pages of
+ * the hot set that reached the top node.
  */
 static void promote_with(struct __test_metadata *_metadata, int top, int slow,
-			 const char *by_owner, unsigned long *owner,
+			 const char *by_owner, long spin, unsigned long *owner,
 			 unsigned long *all, long *moved)
 {
-	long i, nr_spin = sysconf(_SC_NPROCESSORS_ONLN);
+	long i, nr_spin = spin * sysconf(_SC_NPROCESSORS_ONLN);
 	struct stats before, after;
 	struct tier_region hot;
 	pid_t *spinner;
 
-	/* One per CPU */
 	spinner = calloc(nr_spin, sizeof(*spinner));
 	ASSERT_NE(NULL, spinner);
 	for (i = 0; i < nr_spin; i++) {
@@ -2568,14 +2567,14 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 	 * a batch found while the test sleeps in the kernel is the kmmscand
 	 * thread's: at least half of the hot set is asked for.
 	 */
-	promote_with(_metadata, self->top, self->slow, "1", &owner, &all,
+	promote_with(_metadata, self->top, self->slow, "1", 1, &owner, &all,
 		     &moved);
 	TH_LOG("migrate_by_owner=1: %lu of %lu pages migrated by their process",
 	       owner, all);
 	ASSERT_GT(moved, 0);
 	EXPECT_GE(owner, moved / 2);
 
-	promote_with(_metadata, self->top, self->slow, "0", &owner, &all,
+	promote_with(_metadata, self->top, self->slow, "0", 1, &owner, &all,
 		     &moved);
 	TH_LOG("migrate_by_owner=0: %lu of %lu pages migrated by their process",
 	       owner, all);
@@ -3085,6 +3084,7 @@ struct proc_figures {
 	unsigned long long accessed;
 	unsigned long long promoted;
 	unsigned long long cpu_ns;
+	unsigned long long owner_cpu_ns;
 	unsigned long long owner_scans;
 	unsigned long long prctl_mode;
 	unsigned long long served;
@@ -3116,6 +3116,8 @@ static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
 			f->promoted = value;
 		else if (!strcmp(name, "kmmscand_cpu_ns"))
 			f->cpu_ns = value;
+		else if (!strcmp(name, "owner_cpu_ns"))
+			f->owner_cpu_ns = value;
 		else if (!strcmp(name, "owner_scans"))
 			f->owner_scans = value;
 		else if (!strcmp(name, "prctl_mode"))
@@ -3215,9 +3217,16 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 }
 
 /*
- * Promote as owner_migrates does, with scan_by_owner set to @by_owner:
- * return in @scans the scan steps that the test process ran meanwhile,
- * in @moved the pages of its hot set that reached the top node.
+ * kmmscand hands scan steps to processes only with more than 4 runnable
+ * tasks per CPU (KMMSCAND_CROWDED_TASKS): spinners to make sure of that.
+ */
+#define CROWDED_SPINNERS	5
+
+/*
+ * Promote as owner_migrates does, with scan_by_owner set to @by_owner and
+ * the CPUs crowded: return in @scans the scan steps that the test process
+ * ran meanwhile, in @moved the pages of its hot set that reached the top
+ * node.
  */
 static void promote_scanned_by(struct __test_metadata *_metadata, int top,
 			       int slow, const char *by_owner,
@@ -3228,7 +3237,8 @@ static void promote_scanned_by(struct __test_metadata *_metadata, int top,
 
 	ASSERT_EQ(0, knob_write(SCAN_BY_OWNER, by_owner));
 	ASSERT_EQ(0, proc_figures_read(&before));
-	promote_with(_metadata, top, slow, "1", &owner, &all, moved);
+	promote_with(_metadata, top, slow, "1", CROWDED_SPINNERS, &owner, &all,
+		     moved);
 	ASSERT_EQ(0, proc_figures_read(&after));
 	*scans = after.owner_scans - before.owner_scans;
 	TH_LOG("scan_by_owner=%s: %llu steps run, %lu of %lu pages moved by the process",
@@ -3246,7 +3256,7 @@ TEST_F_TIMEOUT(kmmscand, owner_scans, 2 * PROMOTE_TEST_TIMEOUT_S)
 
 	/*
 	 * The test process runs throughout, touching its hot set, and the
-	 * spinners keep every CPU busy, the kmmscand thread's included: the
+	 * spinners crowd every CPU, the kmmscand thread's included: the
 	 * thread hands the due scan steps of the test's mm to the test.  One
 	 * that finds it asleep in the kernel is the thread's own.
 	 */
@@ -3713,23 +3723,31 @@ static bool cg_promoted(void *arg)
 
 /*
  * Condition for tier_wait(): the memory.stat of @cg counts what the
- * figures @f of the one process in it count.
+ * figures @f of @pid, the one process in it, count.
  */
 struct cg_match {
 	const char *cg;
+	pid_t pid;
 	struct proc_figures f;
 	unsigned long long ptes, moved, cpu_us;
 };
 
+/*
+ * The figures are read again each time: a scan step that the process took
+ * over before scanning stopped may still be counting.
+ */
 static bool cg_matches(void *arg)
 {
 	struct cg_match *m = arg;
 
+	if (proc_figures_read_pid(m->pid, &m->f))
+		return false;
 	m->ptes = cg_stat(m->cg, "kmmscand_pte_scanned");
 	m->moved = cg_stat(m->cg, "kmmscand_migrated");
 	m->cpu_us = cg_stat(m->cg, "kmmscand_cpu_us");
+	/* The thread's time and the process's own, each in whole us */
 	return m->ptes == m->f.pte_scanned && m->moved == m->f.promoted &&
-	       m->cpu_us == m->f.cpu_ns / 1000;
+	       m->cpu_us == m->f.cpu_ns / 1000 + m->f.owner_cpu_ns / 1000;
 }
 
 /*
@@ -3827,6 +3845,7 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 	 * With scanning stopped, the figures of the one process of CGROUP_ON
 	 * are what its memory.stat counts, once the stats are flushed.
 	 */
+	match.pid = p.worker[0];
 	paused = !daemon_pause() &&
 		 !proc_figures_read_pid(p.worker[0], &match.f);
 	matched = paused && tier_wait(NULL, 0, cg_matches, &match,
