@@ -97,6 +97,7 @@
 #include <numaif.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -3090,11 +3091,28 @@ struct proc_figures {
 	unsigned long long served;
 };
 
+/* The lines of the file that fill each figure */
+static const struct {
+	const char *name;
+	size_t offset;
+} proc_figure_lines[] = {
+	{ "tracked", offsetof(struct proc_figures, tracked) },
+	{ "pte_scanned", offsetof(struct proc_figures, pte_scanned) },
+	{ "slowtier_accessed", offsetof(struct proc_figures, accessed) },
+	{ "promoted", offsetof(struct proc_figures, promoted) },
+	{ "kmmscand_cpu_ns", offsetof(struct proc_figures, cpu_ns) },
+	{ "owner_cpu_ns", offsetof(struct proc_figures, owner_cpu_ns) },
+	{ "owner_scans", offsetof(struct proc_figures, owner_scans) },
+	{ "prctl_mode", offsetof(struct proc_figures, prctl_mode) },
+	{ "served", offsetof(struct proc_figures, served) },
+};
+
 /* Read the figures of process @pid, or of the caller's if @pid is 0 */
 static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
 {
 	unsigned long long value;
 	char name[64], path[64];
+	unsigned int i;
 	FILE *fp;
 
 	if (pid)
@@ -3106,24 +3124,10 @@ static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
 		return -errno;
 	memset(f, 0, sizeof(*f));
 	while (fscanf(fp, "%63s %llu", name, &value) == 2) {
-		if (!strcmp(name, "tracked"))
-			f->tracked = value;
-		else if (!strcmp(name, "pte_scanned"))
-			f->pte_scanned = value;
-		else if (!strcmp(name, "slowtier_accessed"))
-			f->accessed = value;
-		else if (!strcmp(name, "promoted"))
-			f->promoted = value;
-		else if (!strcmp(name, "kmmscand_cpu_ns"))
-			f->cpu_ns = value;
-		else if (!strcmp(name, "owner_cpu_ns"))
-			f->owner_cpu_ns = value;
-		else if (!strcmp(name, "owner_scans"))
-			f->owner_scans = value;
-		else if (!strcmp(name, "prctl_mode"))
-			f->prctl_mode = value;
-		else if (!strcmp(name, "served"))
-			f->served = value;
+		for (i = 0; i < ARRAY_SIZE(proc_figure_lines); i++)
+			if (!strcmp(name, proc_figure_lines[i].name))
+				*(unsigned long long *)((char *)f +
+					proc_figure_lines[i].offset) = value;
 	}
 	fclose(fp);
 	return 0;
