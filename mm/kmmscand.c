@@ -1935,10 +1935,11 @@ static struct kmmscand_mm_slot *kmmscand_take_due(unsigned long now)
 
 /*
  * The scan step that holds @ms is done with it: queue it again by its due
- * time, or free it if its mm exited meanwhile.  Return whether the thread
- * is to be woken for it, see kmmscand_queue_waking().
+ * time, or free it if its mm exited meanwhile.  With @wake, a step of a
+ * process, return whether the thread is to be woken for it, see
+ * kmmscand_queue_waking(); the thread's own steps wake nobody.
  */
-static bool kmmscand_release(struct kmmscand_mm_slot *ms)
+static bool kmmscand_release(struct kmmscand_mm_slot *ms, bool wake_thread)
 {
 	bool exited, wake = false;
 
@@ -1952,7 +1953,10 @@ static bool kmmscand_release(struct kmmscand_mm_slot *ms)
 			ms->scan_to = NULL;
 		}
 	} else {
-		wake = kmmscand_queue_waking(ms);
+		if (wake_thread)
+			wake = kmmscand_queue_waking(ms);
+		else
+			kmmscand_queue(&kmmscand_scan.due, ms);
 		if (ms->scan_to)
 			kmmscand_ask_scan(ms);
 	}
@@ -2318,7 +2322,8 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
 	else if (!kmmscand_has_room(NODE_DATA(target),
-				    kmmscand_inflight(target) + queued + nr, nr))
+				    kmmscand_inflight(target) +
+				    (ctl->by_owner ? 0 : queued) + nr, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (!numa_promote_allowed(NODE_DATA(target), nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;
@@ -2855,6 +2860,17 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 	return closed;
 }
 
+/*
+ * The @queued pages that a step of a process isolated for @target are
+ * migrated or put back: they hold its room no more.
+ */
+static void kmmscand_owner_settled(struct kmmscand_walk_ctl *ctl, int target,
+				   unsigned long queued)
+{
+	if (ctl->by_owner)
+		atomic_long_sub(queued, &kmmscand_nodes[target].inflight);
+}
+
 /**
  * kmmscand_promote_batch - isolate the queued candidates and migrate them
  * @ctl: the scan step, with the mmap_lock of its mm held for read
@@ -2917,6 +2933,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 	for (i = 0; i < b->nr; i++) {
 		if (kmmscand_should_stop()) {
 			kmmscand_drop_entries(ctl->mm, &isolated, b->entry, i);
+			kmmscand_owner_settled(ctl, target, queued);
 			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
 					       NUMA_NO_NODE);
 			return;
@@ -2924,17 +2941,24 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		/* Our reference to entry i is gone whatever the result */
 		result = kmmscand_isolate_one(ctl, &b->entry[i], target,
 					      &isolated, queued);
-		if (result == KMMSCAND_PROMOTED)
+		if (result == KMMSCAND_PROMOTED) {
 			queued += b->entry[i].nr;
+			/* Steps of processes run at once: each sees the others' */
+			if (ctl->by_owner)
+				atomic_long_add(b->entry[i].nr,
+						&kmmscand_nodes[target].inflight);
+		}
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
 		    result == KMMSCAND_PROMOTE_NO_ROOM) {
 			kmmscand_move_isolated(ctl, &isolated, i, target);
+			kmmscand_owner_settled(ctl, target, queued);
 			kmmscand_refuse_batch(ctl, i + 1, target, result);
 			return;
 		}
 		cond_resched();
 	}
 	kmmscand_move_isolated(ctl, &isolated, b->nr, target);
+	kmmscand_owner_settled(ctl, target, queued);
 	kmmscand_batch_reset(ctl);
 }
 
@@ -3901,8 +3925,11 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 					  ctl->stop_reason);
 		goto out;
 	}
-	if (!ctl->by_owner && kmmscand_hand_scan(ms, pages))
+	if (!ctl->by_owner && kmmscand_hand_scan(ms, pages)) {
+		/* Its share of the pass is the process's to walk */
+		ctl->step_left = 0;
 		goto out;
+	}
 	if (!mmap_read_trylock(mm)) {
 		trace_kmmscand_skip_range(mm, ms->address,
 					  ms->address + ms->scan_left,
@@ -4173,6 +4200,7 @@ static void kmmscand_run_scan(struct callback_head *work)
 						   scan_work);
 	u64 runtime = task_sched_runtime(current);
 	struct kmmscand_step *step = NULL;
+	enum kmmscand_skip_reason reason;
 	struct kmmscand_mm_stats was;
 	struct task_struct *asked;
 	unsigned long earliest;
@@ -4188,7 +4216,9 @@ static void kmmscand_run_scan(struct callback_head *work)
 	put_task_struct(asked);
 
 	if (current->mm == ms->slot.mm && !(current->flags & PF_EXITING) &&
-	    !kmmscand_should_stop() && static_branch_likely(&kmmscand_tiered))
+	    !kmmscand_should_stop() && static_branch_likely(&kmmscand_tiered) &&
+	    READ_ONCE(kmmscand_scan_by_owner) &&
+	    kmmscand_serves(ms->slot.mm, &reason))
 		step = kvmalloc(sizeof(*step), GFP_KERNEL | __GFP_NOWARN);
 	if (step) {
 		was = ms->stats;
@@ -4208,7 +4238,7 @@ static void kmmscand_run_scan(struct callback_head *work)
 	earliest = jiffies + msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
 	if (!step || time_before(ms->next_scan, earliest))
 		ms->next_scan = earliest;
-	wake = kmmscand_release(ms);
+	wake = kmmscand_release(ms, true);
 	if (wake)
 		wake_up_interruptible(&kmmscand_wait);
 }
@@ -4246,7 +4276,7 @@ static void kmmscand_do_pass(void)
 		 */
 		if (!time_after(ms->next_scan, start))
 			ms->next_scan = start + 1;
-		kmmscand_release(ms);
+		kmmscand_release(ms, false);
 		cond_resched();
 	}
 }
