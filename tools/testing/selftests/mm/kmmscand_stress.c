@@ -1747,9 +1747,18 @@ static int set_make_it_fail(pid_t pid, bool on)
 	return write_file(path, on ? "1" : "0");
 }
 
-/* A churn worker whose own allocations fail now and then. */
+/*
+ * A churn worker whose own allocations fail now and then.  Its text and
+ * libraries are locked in first: earlier cases' pressure may have
+ * reclaimed them, and a read of the executable that fails under injection
+ * ends in SIGBUS from the fault, a failure of the test and not of the
+ * kernel under test.  Its sets are mapped later, so they stay unlocked and
+ * scanned.
+ */
 static int faulty_worker(void *arg)
 {
+	if (mlockall(MCL_CURRENT))
+		return sys_fail();
 	if (set_make_it_fail(getpid(), true))
 		return sys_fail();
 	return churn_until(*(double *)arg, true);
