@@ -414,6 +414,13 @@ if [ "$host" != 1 ]; then
 	echo "bench.sh: memory written once in $(($(date +%s) - t0)) s"
 fi
 
+# TCG's slowdown on a PTE walk, for the cost model: ptecal beside
+# tierbench, in the VM only (on a host the costs are native already).
+ptecal=$(dirname "$bin")/ptecal
+if [ "$host" != 1 ] && [ -x "$ptecal" ]; then
+	"$ptecal" || echo "bench.sh: ptecal failed"
+fi
+
 echo "tiers: $(for t in /sys/devices/virtual/memory_tiering/memory_tier*; do
 	printf '%s=%s ' "${t##*/}" "$(cat "$t/nodelist")"; done)"
 while read -r config workload limit args; do

@@ -190,6 +190,8 @@ SAMPLE_RE = re.compile(r"^S (.*)$")
 RESULT_RE = re.compile(r"^R (.*)$")
 # bench.sh's line of DAMON's scheme statistics after a damon-* run.
 DAMON_RE = re.compile(r"^D (.*)$")
+# ptecal's line (harness/workloads/ptecal.c), before the plan's runs.
+PTECAL_RE = re.compile(r"^P (.*)$")
 VMSTAT_RE = re.compile(r"^V(.*)$")
 
 # The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
@@ -301,6 +303,7 @@ class Collector:
         self.cur = None
         self.done = False
         self.started = time.time()
+        self.calibration = None
 
     def line(self, text):
         text = text.rstrip("\n")
@@ -313,6 +316,9 @@ class Collector:
             self.runs.append(self.cur)
             print(f"[bench] {len(self.runs)}/{self.total} workload "
                   f"{workload}, {config} ...", flush=True)
+        elif self.cur is None and PTECAL_RE.match(text):
+            self.calibration = kv(PTECAL_RE.match(text).group(1))
+            print(f"[bench] {text}", flush=True)
         elif self.cur is None:
             if text.startswith(("tiers:", "bench.sh:")):
                 print(f"[bench] {text}", flush=True)
@@ -929,6 +935,8 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     elif not os.path.exists(image):
         die(f"no kernel image at {image}")
     tierbench = build_workload("tierbench", ("-lnuma", "-lm"))
+    # bench.sh finds it beside tierbench
+    host_cal = run_ptecal(build_workload("ptecal", ()))
     check_hmat()
     workloads, configs, chosen = choose(quick, workloads, configs)
     mcbench = ""
@@ -962,19 +970,35 @@ def bench(quick=False, workloads=None, configs=None, image=None):
     header = (f"make bench{' --quick' if quick else ''}: {base_line()}; "
               f"release kernel, {'KVM' if res_kvm(log) else 'TCG'}, "
               f"{res.elapsed:.0f} s")
+    calibration = col.calibration and host_cal and {
+        "guest": col.calibration, "host": host_cal}
     report(col.runs, quick, workloads, configs, header, BENCH_OUT,
-           splats=len(splats), emulated=True)
+           splats=len(splats), emulated=True, calibration=calibration)
     if splats:
         die(f"{len(splats)} kernel splat(s) during the benchmark; see {log}")
     return 0
 
 
+def run_ptecal(binary):
+    """ptecal's figures on this host (see costmodel.native_scale()), or
+    None, said, if it fails."""
+    try:
+        out = subprocess.run([binary], capture_output=True, text=True,
+                             check=True, timeout=300).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        say(f"ptecal failed on the host ({e}): no projection at its speed")
+        return None
+    m = PTECAL_RE.match(out.strip())
+    return kv(m.group(1)) if m else None
+
+
 def report(runs, quick, workloads, configs, header, out_dir, splats=0,
-           emulated=True):
+           emulated=True, calibration=None):
     """bench.json, table.md and the plots in out_dir; the tables on the
-    terminal.  emulated: name the runs TCG disturbed (stalled_runs())."""
+    terminal.  emulated: name the runs TCG disturbed (stalled_runs()).
+    calibration: ptecal's figures, guest and host (cost_model())."""
     table = derive(runs)
-    model = cost_model(runs)
+    model = cost_model(runs, calibration)
     doc = {"header": header, "quick": quick, "seed": SEED,
            "workloads": {w: WORKLOADS[w][0] for w in workloads},
            "configs": {c: describe_config(c) for c in configs},

@@ -184,8 +184,21 @@ def projection(d):
     return rates, facts
 
 
-def cost_model(runs):
-    """The costs from runs and the projection; None without kmmscand runs."""
+def native_scale(calibration):
+    """TCG's slowdown on a PTE walk, as (sequential, random) factors: the
+    guest's ns per PTE of ptecal over the host's; None without both."""
+    guest, host = (calibration or {}).get("guest"), (calibration or {}).get("host")
+    if not guest or not host:
+        return None
+    return tuple(guest[k] / host[k] for k in ("seq_ns", "rand_ns"))
+
+
+def cost_model(runs, calibration=None):
+    """The costs from runs and the projection; None without kmmscand runs.
+
+    calibration: ptecal's figures in the VM and on the host ({"guest":
+    {"seq_ns", "rand_ns"}, "host": ...}), to scale the projection to the
+    host CPU's own speed; None on a host run (its costs are native)."""
     work = [w for w in map(run_work, runs) if w is not None]
     if not work:
         return None
@@ -215,6 +228,8 @@ def cost_model(runs):
             "bounds_s": dict(zip([t for t, _ in TERMS], bounds)),
             "projected_cpu_share": sum(known),
             "projected_cpu_share_bound": sum(known) + sum(more),
+            "calibration": calibration,
+            "native_factors": native_scale(calibration),
             "unknown_terms": [t for (t, _), c in zip(TERMS, costs)
                               if c is None]}
 
@@ -264,6 +279,24 @@ def cost_model_lines(m):
            f"{', '.join(m['unknown_terms'])} at the bound"
            if m["unknown_terms"] else "") + ". Per second: "
         + ", ".join(f"{v:,.0f} {t}" for t, v in rates.items()) + ".")
+    factors = m.get("native_factors")
+    if factors:
+        cal = m["calibration"]
+        slow_f, fast_f = min(factors), max(factors)
+        out.append(
+            f"At this host CPU's own speed: {100 * m['projected_cpu_share'] / fast_f:.2f}"
+            f" to {100 * m['projected_cpu_share'] / slow_f:.2f}% of one CPU. "
+            "TCG's slowdown on a PTE walk, from ptecal "
+            "(harness/workloads/ptecal.c, a user-space model of the loop "
+            "of kmmscand_scan_ptes() over old slow-tier PTEs and their "
+            "struct pages), run in the VM and on the host: "
+            f"{cal['guest']['seq_ns']:.1f} / {cal['host']['seq_ns']:.2f} ns "
+            f"per PTE with the PFNs in order ({factors[0]:.0f}x), "
+            f"{cal['guest']['rand_ns']:.1f} / {cal['host']['rand_ns']:.2f} ns "
+            f"in random order ({factors[1]:.0f}x); every fitted cost divided "
+            "by one factor or the other. An estimate: the kernel's loop has "
+            "more to it than the model, and the host is itself a virtual "
+            "machine.")
     out.append("Assumptions, from the defaults of mm/kmmscand.c:")
     out += [
         f"- Steady state: the hot {PROJ_HOT_SHARE:.0%} is on the fast node "
