@@ -282,10 +282,10 @@ def cost_model_lines(m):
     factors = m.get("native_factors")
     if factors:
         cal = m["calibration"]
-        slow_f, fast_f = min(factors), max(factors)
+        least, most = min(factors), max(factors)
         out.append(
-            f"At this host CPU's own speed: {100 * m['projected_cpu_share'] / fast_f:.2f}"
-            f" to {100 * m['projected_cpu_share'] / slow_f:.2f}% of one CPU. "
+            f"At this host CPU's own speed: {100 * m['projected_cpu_share'] / most:.2f}"
+            f" to {100 * m['projected_cpu_share'] / least:.2f}% of one CPU. "
             "TCG's slowdown on a PTE walk, from ptecal "
             "(harness/workloads/ptecal.c, a user-space model of the loop "
             "of kmmscand_scan_ptes() over old slow-tier PTEs and their "
