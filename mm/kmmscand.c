@@ -157,18 +157,22 @@
  * that does not (kmmscand_heat_note()).  An accessed entry has its folio queued
  * only if its heat reaches the threshold of the nearest target node
  * (kmmscand_heat_hot()).  The threshold is 1, every accessed folio, until the
- * node refuses candidates for want of room or rate; then, if some of the folios
- * that the scan step queued were hotter than the threshold, it rises by one, at
+ * node refuses candidates for want of room or rate.  Then it rises by one, at
  * most every KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed
  * at three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
- * without a refusal (kmmscand_adapt_threshold()).  When every candidate is as
- * hot as the threshold, as at the first reads of a region or in a set that is
- * uniformly hot, a higher one would only refuse them all until their next read;
- * the node keeps taking what its room and rate allow.  The odds that a page is
- * found accessed at n reads in a row fall the faster with n the colder it is,
- * so a higher threshold leaves the cold end of what is accessed on the slow
- * tier, in the spirit of the hot threshold that NUMA balancing adapts to its
- * rate limit.
+ * without a refusal (kmmscand_adapt_threshold()).  Room and rate differ in when
+ * it rises.  Room that a full node keeps is still there when later reads have
+ * told the hotter folios apart, and a folio promoted in their place would have
+ * to be demoted again to make room for them: a refusal for room raises the
+ * threshold even when every candidate is as hot as it, as at the first reads of
+ * a region, whose folios then wait for their next read.  Rate that a window
+ * leaves unused is lost: a refusal for rate raises it only if some of the
+ * folios that the scan step queued were hotter than the threshold, and a set
+ * that is uniformly hot keeps taking what the rate allows.  The odds that a
+ * page is found accessed at n reads in a row fall the faster with n the colder
+ * it is, so a higher threshold leaves the cold end of what is accessed on the
+ * slow tier, in the spirit of the hot threshold that NUMA balancing adapts to
+ * its rate limit.
  *
  * A PMD-mapped THP has one Accessed bit, and its heat is that of the first
  * entry of its region; a PTE-mapped large folio is queued when any of its
@@ -205,11 +209,15 @@
  *   (kmmscand_flush_tlb()) drops them, for both, and the paging-structure
  *   caches with them.  Until that flush, a PMD entry cached there while
  *   its bit was set lets the CPU walk to the PTEs, and set their bits,
- *   without setting the PMD's again; MGLRU's aging clears the bit too,
- *   with no flush, and does not always read the table then.  So the bit
- *   can be stale, until the next TLB miss in the table, and a table is
+ *   without setting the PMD's again.  kmmscand's own clears are followed
+ *   by that flush, but MGLRU's aging clears the bit too, with no flush,
+ *   and does not always read the table then.  So while MGLRU's walks may
+ *   clear it (lru_gen_clears_pmd_young()), the bit can be stale until the
+ *   next miss of the paging-structure caches in the table, and a table is
  *   passed over for an old PMD entry at most KMMSCAND_PMD_OLD_MAX_SKIPS
- *   visits in a row.
+ *   visits in a row.  Otherwise it is passed over for as long as the
+ *   entry stays old: what could make it stale after MGLRU is turned off
+ *   ends with the first flush of a scan step of the mm that clears a bit.
  * - A PMD entry that maps a THP is a leaf: its Accessed bit is the THP's,
  *   tested and cleared as always, and never a reason to pass over.
  * - Secondary MMUs (KVM and other MMU notifier users) do not set the bit,
@@ -232,7 +240,8 @@
  * region like a read that found nothing, and leaves the rest of its
  * history alone.  With smart scan, a region whose PMD bit is stale is
  * still read at least once every
- * (smart_scan_max_skips + 1) * (KMMSCAND_PMD_OLD_MAX_SKIPS + 1) visits.
+ * (smart_scan_max_skips + 1) * (KMMSCAND_PMD_OLD_MAX_SKIPS + 1) visits
+ * while MGLRU clears the bit too.
  *
  * The same bit cuts smart scan's skips short.  All the regions that one
  * pass primed age in step, so a cold stretch of memory is read in the
@@ -614,6 +623,18 @@
 #define KMMSCAND_SMART_SCAN_MAX_SKIPS	8
 
 /*
+ * KMMSCAND_NO_SLOW_SKIPS_SCALE: a region that held no slow-tier memory at
+ * its last read may be passed over this many times as often as a cold one
+ * (up to KMMSCAND_SMART_SCAN_SKIPS_LIMIT): it has nothing to promote until
+ * some of its folios reach the slow tier, and they get there mostly by
+ * demotion, which picked them as cold and after which they need
+ * KMMSCAND_HEAT_PINGPONG reads before they are promoted again anyway.  A
+ * top-tier working set, most of what a process maps on a machine whose
+ * fast tier holds what is hot, then costs a quarter of the reads.
+ */
+#define KMMSCAND_NO_SLOW_SKIPS_SCALE	4
+
+/*
  * KMMSCAND_SMART_SCAN_SKIPS_LIMIT: the largest smart_scan_max_skips.  At
  * the longest default period, 32 skips already leave a region that turns
  * hot unread for almost three minutes; a longer wait would make its
@@ -659,10 +680,11 @@
 
 /*
  * KMMSCAND_PMD_OLD_MAX_SKIPS: how many visits in a row may pass over a PTE
- * table because its PMD entry is old.  The bit can be stale (see "kmmscand
- * and the Accessed bit of PMD entries"), but only until the next TLB miss
- * in the table, which a table in use soon takes: reading the table at
- * least every eighth visit bounds the delay for one that is not.  Every
+ * table because its PMD entry is old, while MGLRU's walks clear the bit
+ * too.  The bit can be stale then (see "kmmscand and the Accessed bit of
+ * PMD entries"), but only until the next TLB miss in the table, which a
+ * table in use soon takes: reading the table at least every eighth visit
+ * bounds the delay for one that is not.  Every
  * fourth visit, the bound first chosen, read each table of a large idle
  * mapping a second time within 20 s: half the PTEs examined there, for
  * no promotion sooner.
@@ -977,6 +999,7 @@ struct kmmscand_batch {
  * @smart: smart_scan
  * @max_skips: smart_scan_max_skips
  * @pmd_young: old PMD entries let the walk pass over PTE tables
+ * @pmd_bounded: for at most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row
  * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
  * @no_room: base pages of candidates refused for want of room
@@ -1015,6 +1038,7 @@ struct kmmscand_walk_ctl {
 	bool smart;
 	unsigned int max_skips;
 	bool pmd_young;
+	bool pmd_bounded;
 	bool flush_tlb;
 	bool off_lru;
 	unsigned long no_room;
@@ -1372,25 +1396,24 @@ static unsigned int kmmscand_node_threshold(const struct kmmscand_node *n)
  * @n: the node
  * @now: the time, in jiffies
  * @refused: the node just refused candidates, for want of room or rate
- * @hotter: with @refused, some candidates were hotter than the threshold
+ * @tighten: with @refused, asking for more heat is worth it
  *
  * A refusal says that more is accessed on the slow tier than the node can
- * take.  If some candidates were hotter than the others, raise the
- * threshold by one, at most once per KMMSCAND_HEAT_TIGHTEN_MS, so that
- * what the node takes are the hotter folios; if none was, there is no
- * choice to make yet.  KMMSCAND_ROOM_WANTED_MS without a refusal, or since
- * the last change, lowers it by one.
+ * take.  With @tighten, raise the threshold by one, at most once per
+ * KMMSCAND_HEAT_TIGHTEN_MS, so that what the node takes are the hotter
+ * folios.  KMMSCAND_ROOM_WANTED_MS without a refusal, or since the last
+ * change, lowers it by one.
  */
 static void kmmscand_adapt_threshold(struct kmmscand_node *n,
 				     unsigned long now, bool refused,
-				     bool hotter)
+				     bool tighten)
 {
 	unsigned int threshold = kmmscand_node_threshold(n);
 	unsigned long quiet_since;
 
 	if (refused) {
 		n->last_refused = now;
-		if (hotter && threshold < KMMSCAND_HEAT_MAX &&
+		if (tighten && threshold < KMMSCAND_HEAT_MAX &&
 		    time_after_eq(now, n->threshold_changed +
 				  msecs_to_jiffies(KMMSCAND_HEAT_TIGHTEN_MS))) {
 			n->threshold = threshold + 1;
@@ -1494,7 +1517,9 @@ static enum kmmscand_visit kmmscand_read_visit(u32 hist)
  * left reads the region and sets how many of the next visits pass over it
  * (smart_scan_skips()), and a visit with skips left passes over it.  A
  * region never visited has no age to go by and is read.  Skips left from a
- * higher smart_scan_max_skips are cut down to the current one.
+ * higher smart_scan_max_skips are cut down to the current one.  A region
+ * with no slow-tier memory at its last read has KMMSCAND_NO_SLOW_SKIPS_SCALE
+ * times the cap.
  *
  * Return: KMMSCAND_VISIT_SKIP to pass over the region, otherwise how to
  * read it: KMMSCAND_VISIT_SCAN if it is primed, KMMSCAND_VISIT_PRIME if
@@ -1509,6 +1534,9 @@ static enum kmmscand_visit kmmscand_region_visit(u32 *hist, bool smart,
 	bool skip = false;
 
 	if (smart && h) {
+		if (h & KMMSCAND_HIST_NO_SLOW)
+			max_skips = min(KMMSCAND_NO_SLOW_SKIPS_SCALE * max_skips,
+					KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
 		if (age < FIELD_MAX(KMMSCAND_HIST_AGE))
 			h = u32_replace_bits(h, age + 1, KMMSCAND_HIST_AGE);
 		skips = min(skips, max_skips);
@@ -1557,20 +1585,23 @@ static void kmmscand_region_done(u32 *hist, enum kmmscand_visit visit,
  * kmmscand_pmd_visit - decide whether a visit reads a PTE table
  * @hist: the history of its region, updated
  * @young: the PMD entry pointing to the table is young
+ * @bounded: an old entry may be stale: MGLRU's walks clear the bit too
  *
  * Return: true to read the table, false to pass over it because no entry
- * below the PMD entry has been used since the table was last read.  At
- * most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row pass over it.
+ * below the PMD entry has been used since the table was last read.  With
+ * @bounded, at most KMMSCAND_PMD_OLD_MAX_SKIPS visits in a row pass over
+ * it.
  */
-static bool kmmscand_pmd_visit(u32 *hist, bool young)
+static bool kmmscand_pmd_visit(u32 *hist, bool young, bool bounded)
 {
 	unsigned int old = u32_get_bits(*hist, KMMSCAND_HIST_PMD_OLD);
 
-	if (young || old >= KMMSCAND_PMD_OLD_MAX_SKIPS) {
+	if (young || (bounded && old >= KMMSCAND_PMD_OLD_MAX_SKIPS)) {
 		*hist = u32_replace_bits(*hist, 0, KMMSCAND_HIST_PMD_OLD);
 		return true;
 	}
-	*hist = u32_replace_bits(*hist, old + 1, KMMSCAND_HIST_PMD_OLD);
+	old = min(old + 1, KMMSCAND_PMD_OLD_MAX_SKIPS);
+	*hist = u32_replace_bits(*hist, old, KMMSCAND_HIST_PMD_OLD);
 	return false;
 }
 
@@ -2809,7 +2840,14 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 		kmmscand_count_no_room(ctl, nr);
 
 	spin_lock(&kmmscand_node_lock);
+	/*
+	 * Room that the node keeps now is there for the hotter folios that
+	 * later reads find, so a node out of room asks for more heat at
+	 * once.  Rate unused in a window is lost, so a node out of rate asks
+	 * for more only if some candidates were hotter than the others.
+	 */
 	kmmscand_adapt_threshold(n, jiffies, true,
+				 result == KMMSCAND_PROMOTE_NO_ROOM ||
 				 ctl->max_heat > kmmscand_node_threshold(n));
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
 		kmmscand_note_rate_limited(ctl, nid);
@@ -3279,11 +3317,13 @@ static void kmmscand_sample_pmd(struct kmmscand_walk_ctl *ctl,
  * is old, otherwise have the entry's bit cleared when the table is read.
  * Return whether to pass over it.
  */
-static bool kmmscand_pmd_old(struct kmmscand_region *r)
+static bool kmmscand_pmd_old(struct kmmscand_walk_ctl *ctl,
+			     struct kmmscand_region *r)
 {
 	if (!r->pmd_bit)
 		return false;
-	if (r->hist && !kmmscand_pmd_visit(r->hist, r->pmd_young))
+	if (r->hist &&
+	    !kmmscand_pmd_visit(r->hist, r->pmd_young, ctl->pmd_bounded))
 		return true;
 	r->clear_pmd = true;
 	return false;
@@ -3312,7 +3352,7 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 		r->reason = *r->hist & KMMSCAND_HIST_NO_SLOW ?
 			    KMMSCAND_SKIP_NO_SLOW_TIER : KMMSCAND_SKIP_COLD;
 		count_vm_event(KMMSCAND_REGION_SKIPPED);
-	} else if (kmmscand_pmd_old(r)) {
+	} else if (kmmscand_pmd_old(ctl, r)) {
 		r->visit = KMMSCAND_VISIT_SKIP;
 		r->reason = KMMSCAND_SKIP_PMD_OLD;
 		count_vm_event(KMMSCAND_PMD_SKIPPED);
@@ -3623,6 +3663,7 @@ static void kmmscand_init_ctl(struct kmmscand_step *step,
 	ctl->max_skips = READ_ONCE(kmmscand_smart_scan_max_skips);
 	ctl->pmd_young = READ_ONCE(kmmscand_pmd_young) &&
 			 kmmscand_pmd_young_usable() && !mm_has_notifiers(ctl->mm);
+	ctl->pmd_bounded = lru_gen_clears_pmd_young();
 	ctl->batch = &step->batch;
 	ctl->scanned = 0;
 	ctl->accessed = 0;

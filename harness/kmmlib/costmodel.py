@@ -42,6 +42,7 @@ PROJ_HOT_SHARE = 0.05
 # The defaults of mm/kmmscand.c the projection is computed from.
 DEFAULTS = ("KMMSCAND_SCAN_PERIOD_MAX_MS",
             "KMMSCAND_SCAN_SIZE_MIN_MB", "KMMSCAND_SMART_SCAN_MAX_SKIPS",
+            "KMMSCAND_SMART_SCAN_SKIPS_LIMIT", "KMMSCAND_NO_SLOW_SKIPS_SCALE",
             "KMMSCAND_PMD_OLD_MAX_SKIPS", "KMMSCAND_MIN_ACCESSED_PAGES")
 
 
@@ -163,22 +164,30 @@ def kmmscand_defaults():
     return {d: int(found[d]) for d in DEFAULTS}
 
 
-def projection(d):
+def projection(d, mglru=False):
     """Work per second of kmmscand at steady state on the issue's machine.
+
+    mglru: the multi-gen LRU's page table walks clear the Accessed bit of
+    PMD entries too, so a PTE table under an old one is read at least
+    every KMMSCAND_PMD_OLD_MAX_SKIPS + 1 of its read visits; without them
+    (the default) it is not read while its entry stays old.
 
     Returns (rates per TERMS, facts for the text).
     """
     period_s = d["KMMSCAND_SCAN_PERIOD_MAX_MS"] / 1000
     regions = PROJ_MAPPED_MIB / PROJ_MMS / REGION_MIB
     smart = d["KMMSCAND_SMART_SCAN_MAX_SKIPS"] + 1
+    no_slow = min(d["KMMSCAND_NO_SLOW_SKIPS_SCALE"] * (smart - 1),
+                  d["KMMSCAND_SMART_SCAN_SKIPS_LIMIT"]) + 1
     pmd = d["KMMSCAND_PMD_OLD_MAX_SKIPS"] + 1
     # share of region visits that read the PTE table
-    read = PROJ_HOT_SHARE / smart + (1 - PROJ_HOT_SHARE) / (smart * pmd)
+    cold = (1 - PROJ_HOT_SHARE) / (smart * pmd) if mglru else 0.0
+    read = PROJ_HOT_SHARE / no_slow + cold
     read_mib = regions * read * REGION_MIB
     visits = PROJ_MMS * regions / period_s
     rates = [visits * read * PTES_PER_TABLE, 0.0, PROJ_MMS / period_s]
     facts = {"passes": visits * (1 - read), "period_s": period_s, "regions": regions, "smart": smart,
-             "pmd": pmd, "read": read, "read_mib": read_mib,
+             "no_slow": no_slow, "pmd": pmd, "read": read, "read_mib": read_mib,
              # each scan takes its slot off the due queue and puts it back
              "queue_ops": 2 * PROJ_MMS / period_s}
     return rates, facts
@@ -214,8 +223,10 @@ def cost_model(runs, calibration=None):
         method = "per-run ratios"
     d = kmmscand_defaults()
     rates, facts = projection(d)
+    mglru_rates, mglru_facts = projection(d, mglru=True)
     bounds = ratio_bounds(rows, cpu)
     known = [c * r for c, r in zip(costs, rates) if c is not None]
+    mglru_known = [c * r for c, r in zip(costs, mglru_rates) if c is not None]
     # what the terms the fit left out may add, at their upper bounds
     more = [b * r for c, b, r in zip(costs, bounds, rates)
             if c is None and b is not None]
@@ -227,6 +238,8 @@ def cost_model(runs, calibration=None):
             "facts": facts,
             "bounds_s": dict(zip([t for t, _ in TERMS], bounds)),
             "projected_cpu_share": sum(known),
+            "projected_cpu_share_mglru": sum(mglru_known),
+            "facts_mglru": mglru_facts,
             "projected_cpu_share_bound": sum(known) + sum(more),
             "calibration": calibration,
             "native_factors": native_scale(calibration),
@@ -240,7 +253,7 @@ def fmt_cost(s):
 
 def cost_model_lines(m):
     """The cost model as text, for the terminal and table.md."""
-    d, f = m["defaults"], m["facts"]
+    d, f, fm = m["defaults"], m["facts"], m["facts_mglru"]
     left_out = [t for t, c in m["costs_s"].items() if c is None]
     if m["method"] == "least-squares fit":
         how = (f"least-squares fit (no intercept) over {m['runs']} kmmscand "
@@ -278,14 +291,19 @@ def cost_model_lines(m):
         + (f", up to {100 * m['projected_cpu_share_bound']:.2f}% with "
            f"{', '.join(m['unknown_terms'])} at the bound"
            if m["unknown_terms"] else "") + ". Per second: "
-        + ", ".join(f"{v:,.0f} {t}" for t, v in rates.items()) + ".")
+        + ", ".join(f"{v:,.0f} {t}" for t, v in rates.items()) + ". "
+        f"With the multi-gen LRU's page table walks on (below): "
+        f"{100 * m['projected_cpu_share_mglru']:.2f}%.")
     factors = m.get("native_factors")
     if factors:
         cal = m["calibration"]
         least, most = min(factors), max(factors)
+        share, mglru = m["projected_cpu_share"], m["projected_cpu_share_mglru"]
         out.append(
-            f"At this host CPU's own speed: {100 * m['projected_cpu_share'] / most:.2f}"
-            f" to {100 * m['projected_cpu_share'] / least:.2f}% of one CPU. "
+            f"At this host CPU's own speed: {100 * share / most:.2f}"
+            f" to {100 * share / least:.2f}% of one CPU; with the multi-gen "
+            f"LRU's walks on, {100 * mglru / most:.2f} to "
+            f"{100 * mglru / least:.2f}%. "
             "TCG's slowdown on a PTE walk, from ptecal "
             "(harness/workloads/ptecal.c, a user-space model of the loop "
             "of kmmscand_scan_ptes() over old slow-tier PTEs and their "
@@ -315,15 +333,22 @@ def cost_model_lines(m):
         "budget, so each scan covers its whole mm: every region is visited "
         "once a period.",
         "- Smart scan: every region's history is past the age at which "
-        "smart_scan_skips() reaches KMMSCAND_SMART_SCAN_MAX_SKIPS "
-        f"({d['KMMSCAND_SMART_SCAN_MAX_SKIPS']}), so a region is read once "
-        f"every {f['smart']} visits; the hot regions, with no slow-tier "
-        "folio, keep that schedule. A cold region's PMD entry stays old, "
-        "so its reads are passed over KMMSCAND_PMD_OLD_MAX_SKIPS "
-        f"({d['KMMSCAND_PMD_OLD_MAX_SKIPS']}) times in a row: read once "
-        f"every {f['smart'] * f['pmd']} visits. In all "
-        f"{100 * f['read']:.2f}% of region visits read a PTE table "
-        f"({PTES_PER_TABLE} PTEs).",
+        "smart_scan_skips() reaches its cap, KMMSCAND_SMART_SCAN_MAX_SKIPS "
+        f"({d['KMMSCAND_SMART_SCAN_MAX_SKIPS']}) for a cold region, "
+        f"KMMSCAND_NO_SLOW_SKIPS_SCALE ({d['KMMSCAND_NO_SLOW_SKIPS_SCALE']})"
+        " times that, at most KMMSCAND_SMART_SCAN_SKIPS_LIMIT "
+        f"({d['KMMSCAND_SMART_SCAN_SKIPS_LIMIT']}), for a region with no "
+        "slow-tier folio: the hot regions are read once every "
+        f"{f['no_slow']} visits. A cold region's PMD entry stays old, and "
+        "only kmmscand clears it (the multi-gen LRU is off, as "
+        "CONFIG_LRU_GEN_ENABLED=n boots, or its walks do not clear the "
+        "bits of PMD entries), so its table is not read again. With "
+        "the multi-gen LRU's walks on, its reads are passed over at most "
+        f"KMMSCAND_PMD_OLD_MAX_SKIPS ({d['KMMSCAND_PMD_OLD_MAX_SKIPS']}) "
+        f"times in a row: read once every {f['smart'] * f['pmd']} visits. "
+        f"In all {100 * f['read']:.2f}% of region visits read a PTE table "
+        f"({PTES_PER_TABLE} PTEs), {100 * fm['read']:.2f}% with the "
+        "multi-gen LRU's walks on.",
         f"- Not costed on their own: {f['passes']:,.0f} region visits a "
         "second that pass over a region (a lookup each; in the fitted "
         "costs only as far as the runs had them), "

@@ -34,8 +34,9 @@
  *
  * -o places the hot set (every page that is ever hot) on the fast node
  * before the run: the oracle.  -F MiB first fills the fast node with cold
- * memory of the parent's until only MiB are left free; with -w, MiB above
- * the node's high watermark.  -L locks that filler (mlock), so that
+ * memory of the parent's, which the workers do not map (MADV_DONTFORK),
+ * until only MiB are left free; with -w, MiB above the node's high
+ * watermark.  -L locks that filler (mlock), so that
  * nothing can demote it and the fast node stays capped.
  *
  * Every access pattern has a known probability per page (its weight), so
@@ -501,6 +502,12 @@ static void fill_fast_node(long leave)
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		die("mmap (filler)");
+	/*
+	 * The filler stands for other processes' memory: the workers must not
+	 * map it, or kmmscand would scan it in every one of them.
+	 */
+	if (madvise(p, want * MIB, MADV_DONTFORK))
+		die("madvise (filler)");
 	if (set_mempolicy(MPOL_PREFERRED, &mask, 64))
 		die("set_mempolicy (filler)");
 	/* mlock() faults every page in, for writing: no memset needed */

@@ -434,7 +434,7 @@ static void kmmscand_test_access_starts_over(struct kunit *test)
 
 static void kmmscand_test_no_slow_tier(struct kunit *test)
 {
-	unsigned int i, skipped = 0;
+	unsigned int i, skipped = 0, run = 0, longest = 0;
 	enum kmmscand_visit v;
 	u32 h = 0;
 
@@ -451,6 +451,20 @@ static void kmmscand_test_no_slow_tier(struct kunit *test)
 		KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_PRIMED);
 	}
 	KUNIT_EXPECT_GT(test, skipped, 15U);
+
+	/* Passed over for KMMSCAND_NO_SLOW_SKIPS_SCALE times the cap */
+	for (i = 0; i < 100; i++) {
+		v = kmmscand_region_visit(&h, true, 8);
+		if (v == KMMSCAND_VISIT_SKIP) {
+			longest = max(longest, ++run);
+			continue;
+		}
+		run = 0;
+		kmmscand_region_done(&h, v, false, false);
+	}
+	KUNIT_EXPECT_EQ(test, longest,
+			min(KMMSCAND_NO_SLOW_SKIPS_SCALE * 8,
+			    KMMSCAND_SMART_SCAN_SKIPS_LIMIT));
 
 	/* Slow-tier memory shows up: primed, and the region starts over */
 	do {
@@ -498,22 +512,35 @@ static void kmmscand_test_pmd_old(struct kunit *test)
 
 	/* Young: read, every time */
 	for (i = 0; i < 5; i++)
-		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true));
+		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true, true));
 	KUNIT_EXPECT_EQ(test, h, rest);
 
-	/* Old: passed over at most KMMSCAND_PMD_OLD_MAX_SKIPS in a row */
+	/*
+	 * Old, while MGLRU clears the bit too: passed over at most
+	 * KMMSCAND_PMD_OLD_MAX_SKIPS in a row
+	 */
 	for (round = 0; round < 3; round++) {
 		for (i = 0; i < KMMSCAND_PMD_OLD_MAX_SKIPS; i++)
-			KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
-		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, false));
+			KUNIT_EXPECT_FALSE(test,
+					   kmmscand_pmd_visit(&h, false, true));
+		KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, false, true));
 		KUNIT_EXPECT_EQ(test, h, rest);
 	}
 
 	/* A young entry resets the count */
-	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
-	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true));
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false, true));
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true, true));
 	KUNIT_EXPECT_EQ(test, h, rest);
-	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false));
+
+	/* Otherwise passed over for as long as it stays old */
+	for (i = 0; i < 4 * KMMSCAND_PMD_OLD_MAX_SKIPS; i++)
+		KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false, false));
+	/* and read at once if MGLRU has begun to clear it meanwhile */
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, false, true));
+	KUNIT_EXPECT_EQ(test, h, rest);
+	KUNIT_EXPECT_FALSE(test, kmmscand_pmd_visit(&h, false, false));
+	KUNIT_EXPECT_TRUE(test, kmmscand_pmd_visit(&h, true, false));
+	KUNIT_EXPECT_EQ(test, h, rest);
 }
 
 /* Age a primed region until smart scan passes over it */
