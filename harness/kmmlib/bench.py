@@ -176,6 +176,12 @@ DAMON_QUOTA_RE = re.compile(
 # Seconds a run takes besides its workload's: placing memory, filling the
 # fast node, sampling; the time budget of a boot allows twice the sum.
 RUN_SETUP_S = 15
+
+# Seconds in all that tierbench's real-time stall watch may wake late in a
+# run (stall_total_s) before the run is named as stalled: a few tenths come
+# with any run under TCG; whole seconds came with runs whose CPU figures
+# were out of proportion (a thread charged more CPU than the run lasted).
+STALL_LIMIT_S = 1.0
 # More for workloads that start hundreds of processes.
 # (s): loading, mapping and pushing 590 MiB, and getting every key back.
 RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150}
@@ -489,7 +495,12 @@ def stalled_runs(runs, quick):
     lasted: no thread can be, so the guest's time accounting, and with it
     the run, was disturbed by the emulator (TCG), not by the mechanism.
     It is rare, comes with the application's own CPU time collapsed as
-    well, and the same run repeated does not show it.
+    well, and the same run repeated does not show it.  Also the runs in
+    which tierbench's real-time stall watch woke late by more than
+    STALL_LIMIT_S in all: the guest did not run it on either CPU for that
+    long (the emulator did not run the guest, or kernel code ran that long
+    without a preemption point on both CPUs), and the run's times and CPU
+    figures include the stall.
     """
     found = []
     for r in runs:
@@ -503,6 +514,11 @@ def stalled_runs(runs, quick):
                              f"{key} {res[key]:.1f} s in a {seconds} s run, "
                              f"application user time "
                              f"{res.get('app_user_s', 0):.1f} s")
+        if (res.get("stall_total_s") or 0) > STALL_LIMIT_S:
+            found.append(f"({r['workload']}) {r['config']}: the guest "
+                         f"stalled {res['stall_total_s']:.1f} s in all, "
+                         f"{res['stall_max_s']:.1f} s at most at once; "
+                         f"kmmscand CPU {res.get('kmmscand_cpu_s', 0):.2f} s")
     return found
 
 
@@ -1011,8 +1027,9 @@ def report(runs, quick, workloads, configs, header, out_dir, splats=0,
     md = markdown(table, configs, header, model)
     stalled = stalled_runs(runs, quick) if emulated else []
     if stalled:
-        md += ("\nRuns disturbed by the emulator (a thread charged more CPU "
-               "than the run lasted; rerun them):\n\n" +
+        md += ("\nRuns disturbed (a thread charged more CPU than the run "
+               "lasted, or the guest stalled: see stalled_runs(); rerun "
+               "them):\n\n" +
                "".join(f"- {s}\n" for s in stalled))
     table_path = os.path.join(out_dir, "table.md")
     with open(table_path, "w", encoding="utf-8") as f:

@@ -27,10 +27,11 @@
  * spread evenly over its ever-hot pages and the rest over the others, each
  * standing for its share of its part, so a sample asks move_pages() about
  * at most workers * PAGES pages whatever the sizes.  The figures of a
- * sample are then estimates; without -k every page is looked at.  With -k
- * the sampler also runs at real-time priority (SCHED_FIFO), so that its
- * share of the CPUs does not fall as 1 / workers: it sleeps between
- * samples, and -k bounds how long it runs in one.
+ * sample are then estimates; without -k every page is looked at.  With -k,
+ * or more than one worker, the sampler runs at real-time priority
+ * (SCHED_FIFO), so that its share of the CPUs does not fall as 1 / workers
+ * and samples keep their interval: it sleeps between samples, and -k
+ * bounds how long it runs in one.
  *
  * -o places the hot set (every page that is ever hot) on the fast node
  * before the run: the oracle.  -F MiB first fills the fast node with cold
@@ -56,6 +57,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <numaif.h>
 #include <sched.h>
 #include <signal.h>
@@ -964,6 +966,47 @@ static void worker_t90(double *worst, double *median, int *reached)
 	free(t);
 }
 
+/*
+ * The guest stalled: a real-time thread that sleeps STALL_TICK_S at a time
+ * woke more than STALL_MIN_S late.  Nothing of the guest keeps such a
+ * thread off both CPUs that long but kernel code that runs without a
+ * preemption point on each of them, or the emulator not running the guest;
+ * either way the run's figures say so (stall_total_s, stall_max_s).
+ */
+#define STALL_TICK_S	0.010
+#define STALL_MIN_S	0.050
+
+static struct {
+	volatile int stop;
+	double total, max;
+} stall;
+
+static void *stall_watch(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 2 };
+	struct timespec tick = { 0, (long)(STALL_TICK_S * 1e9) };
+	double last = now(), t, late;
+
+	(void)arg;
+	/* At normal priority, being kept waiting would count too: unknown */
+	if (pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp)) {
+		stall.total = stall.max = -1;
+		return NULL;
+	}
+	while (!stall.stop) {
+		nanosleep(&tick, NULL);
+		t = now();
+		late = t - last - STALL_TICK_S;
+		last = t;
+		if (late > STALL_MIN_S) {
+			stall.total += late;
+			if (late > stall.max)
+				stall.max = late;
+		}
+	}
+	return NULL;
+}
+
 static void print_result(const struct sample *s, int n,
 			 const struct run_cost *c0, const struct run_cost *c1,
 			 double app_sys, double app_user, double owner_cpu,
@@ -999,7 +1042,7 @@ static void print_result(const struct sample *s, int n,
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
 	       "procs_t90=%d damon_cpu_s=%.2f kmmscand_owner_cpu_s=%.2f "
-	       "kmmscand_owner_scans=%lu\n",
+	       "kmmscand_owner_scans=%lu stall_total_s=%.2f stall_max_s=%.2f\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -1015,7 +1058,8 @@ static void print_result(const struct sample *s, int n,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
 	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
 	       t90_worst, t90_median, procs_t90,
-	       c1->damon_cpu - c0->damon_cpu, owner_cpu, owner_scans);
+	       c1->damon_cpu - c0->damon_cpu, owner_cpu, owner_scans,
+	       stall.total, stall.max);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
@@ -1108,17 +1152,20 @@ static void run(void)
 	double next, app_sys = 0, app_user = 0, owner_cpu = 0;
 	unsigned long owner_scans = 0;
 	long lowest = node_marks(o.fast).free_over_min;
+	pthread_t watch_thread;
 	int n = 0, w;
 
 	if (o.fill_leave_mib >= 0)
 		fill_fast_node(o.fill_leave_mib);
 	start_workers();
 	watch_init(npages);
-	if (o.sample_pages)
+	if (o.sample_pages || o.workers > 1)
 		sample_at_rt_priority();
 	p0 = vmstat("pgpromote_success");
 	pt0 = ptes_examined();
 	read_cost(c0);
+	if (pthread_create(&watch_thread, NULL, stall_watch, NULL))
+		die("pthread_create (stall watch)");
 	sh->t0 = now();
 	__sync_synchronize();
 	sh->go = 1;
@@ -1143,6 +1190,8 @@ static void run(void)
 			break;
 	}
 	sh->stop = 1;
+	stall.stop = 1;
+	pthread_join(watch_thread, NULL);
 	for (w = 0; w < o.workers; w++) {
 		waitpid(sh->w[w].pid, NULL, 0);
 		app_sys += sh->w[w].sys_s;
