@@ -1432,6 +1432,27 @@ static void kmmscand_adapt_threshold(struct kmmscand_node *n,
 }
 
 /**
+ * kmmscand_refusal_tightens - whether a refusal asks for more heat
+ * @n: the node that refused
+ * @result: why, KMMSCAND_PROMOTE_NO_ROOM or KMMSCAND_PROMOTE_RATE_LIMITED
+ * @max_heat: the highest heat of the folios that the scan step queued
+ *
+ * Room that the node keeps now is there for the hotter folios that later
+ * reads find, so a node out of room asks for more heat at once.  Rate
+ * unused in a window is lost, so a node out of rate asks for more only if
+ * some candidates were hotter than the others.
+ *
+ * Return: the @tighten of kmmscand_adapt_threshold().
+ */
+static bool kmmscand_refusal_tightens(const struct kmmscand_node *n,
+				      enum kmmscand_promote_result result,
+				      unsigned int max_heat)
+{
+	return result == KMMSCAND_PROMOTE_NO_ROOM ||
+	       max_heat > kmmscand_node_threshold(n);
+}
+
+/**
  * kmmscand_heat_note - record what a read found of one entry
  * @heat: the heat map of its region
  * @i: the index of the entry in the region
@@ -2840,15 +2861,9 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 		kmmscand_count_no_room(ctl, nr);
 
 	spin_lock(&kmmscand_node_lock);
-	/*
-	 * Room that the node keeps now is there for the hotter folios that
-	 * later reads find, so a node out of room asks for more heat at
-	 * once.  Rate unused in a window is lost, so a node out of rate asks
-	 * for more only if some candidates were hotter than the others.
-	 */
 	kmmscand_adapt_threshold(n, jiffies, true,
-				 result == KMMSCAND_PROMOTE_NO_ROOM ||
-				 ctl->max_heat > kmmscand_node_threshold(n));
+				 kmmscand_refusal_tightens(n, result,
+							   ctl->max_heat));
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
 		kmmscand_note_rate_limited(ctl, nid);
 	else

@@ -833,8 +833,28 @@ static void kmmscand_test_heat_pingpong(struct kunit *test)
 }
 
 /*
- * Refusals raise a node's threshold, paced, while some candidates are
- * hotter than it; quiet lowers it again
+ * A refusal for room asks for more heat always, one for rate only with a
+ * candidate hotter than the threshold
+ */
+static void kmmscand_test_refusal_tightens(struct kunit *test)
+{
+	enum kmmscand_promote_result room = KMMSCAND_PROMOTE_NO_ROOM;
+	enum kmmscand_promote_result rate = KMMSCAND_PROMOTE_RATE_LIMITED;
+	struct kmmscand_node n = { };
+
+	KUNIT_EXPECT_TRUE(test, kmmscand_refusal_tightens(&n, room, 1));
+	KUNIT_EXPECT_TRUE(test, kmmscand_refusal_tightens(&n, room, 0));
+	KUNIT_EXPECT_FALSE(test, kmmscand_refusal_tightens(&n, rate, 1));
+	KUNIT_EXPECT_TRUE(test, kmmscand_refusal_tightens(&n, rate, 2));
+	n.threshold = 2;
+	KUNIT_EXPECT_TRUE(test, kmmscand_refusal_tightens(&n, room, 2));
+	KUNIT_EXPECT_FALSE(test, kmmscand_refusal_tightens(&n, rate, 2));
+	KUNIT_EXPECT_TRUE(test, kmmscand_refusal_tightens(&n, rate, 3));
+}
+
+/*
+ * Refusals that ask for more heat raise a node's threshold, paced; quiet
+ * lowers it again
  */
 static void kmmscand_test_threshold_adapts(struct kunit *test)
 {
@@ -1042,6 +1062,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_wants_room),
 	KUNIT_CASE(kmmscand_test_heat),
 	KUNIT_CASE(kmmscand_test_heat_pingpong),
+	KUNIT_CASE(kmmscand_test_refusal_tightens),
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
 	KUNIT_CASE(kmmscand_test_due_order),
 	KUNIT_CASE(kmmscand_test_step_share),
