@@ -33,6 +33,10 @@ mcbench=$3
 kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
 lru_gen=/sys/kernel/mm/lru_gen/enabled
+trace=/sys/kernel/tracing
+# Two events per migrate_pages() call: kswapd's demotions of a run take a
+# few thousand calls at most.
+copy_trace_kb=4096
 knobs="smart_scan pmd_young skip_idle_mm"
 damon=/sys/kernel/mm/damon/admin/kdamonds
 damon_ctx=$damon/0/contexts/0
@@ -97,6 +101,18 @@ elif echo +memory >$cgroup/cgroup.subtree_control 2>/dev/null &&
 	revive_ready=1
 else
 	echo "bench.sh: no cgroup memory.reclaim: a run may find kswapd given up by the one before"
+fi
+
+# The copy-time trace (copy_trace_start), in the VM only: on a host the
+# tracing buffer may be someone else's.
+copy_trace=
+if [ "$host" = 1 ]; then
+	echo "bench.sh: on a host: migrations are not traced (no copy times)"
+elif { [ -d $trace/events ] || mount -t tracefs nodev $trace 2>/dev/null; } &&
+     [ -w $trace/events/migrate/mm_migrate_pages_start/enable ]; then
+	copy_trace=1
+else
+	echo "bench.sh: no migrate tracepoints: no copy times"
 fi
 
 revive_kswapd() {
@@ -275,6 +291,72 @@ damon_report() {
 	echo "$line"
 }
 
+# How long each migrate_pages() call of the run took, from the migrate
+# tracepoints, summed per kind of caller: the kmmscand thread, the
+# workload's own threads (NUMA balancing's hint faults, kmmscand's
+# migration by the owner), kdamond, kswapd (demotion).  Copying is most of
+# the CPU that promotion costs, and the same pages cost the same to copy
+# with or without room on the fast node; what a mechanism spends besides
+# copying is its own choice.  A single call that takes seconds is a copy
+# the emulator stalled (a 2 MiB batch copies in milliseconds on any
+# machine), and names the run as disturbed (bench.py stalled_runs()).
+copy_trace_start() {
+	[ -n "$copy_trace" ] || return 0
+	echo 0 >$trace/tracing_on
+	echo mono >$trace/trace_clock
+	echo "$copy_trace_kb" >$trace/buffer_size_kb
+	echo >$trace/trace
+	echo 1 >$trace/events/migrate/mm_migrate_pages_start/enable
+	echo 1 >$trace/events/migrate/mm_migrate_pages/enable
+	echo 1 >$trace/tracing_on
+}
+
+# The "M" line of the run: calls, pages moved, seconds, and the longest
+# call's seconds and pages, per kind of caller.
+copy_trace_report() {
+	[ -n "$copy_trace" ] || return 0
+	echo 0 >$trace/events/migrate/mm_migrate_pages_start/enable
+	echo 0 >$trace/events/migrate/mm_migrate_pages/enable
+	awk '
+	function kind(task) {
+		if (task ~ /^kmmscand-/) return "kmmscand"
+		if (task ~ /^kdamond/) return "kdamond"
+		if (task ~ /^kswapd/) return "kswapd"
+		return "app"
+	}
+	/^#/ { next }
+	{
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^mm_migrate_pages/) break
+		if (i > NF) next
+		t = $(i - 1); sub(/:$/, "", t)
+	}
+	# Promotion and demotion only: not the oracle'"'"'s move_pages()
+	$i == "mm_migrate_pages_start:" {
+		if ($0 ~ /reason=(numa_misplaced|damon|demotion)/)
+			start[$1] = t
+		next
+	}
+	$i == "mm_migrate_pages:" && ($1 in start) {
+		k = kind($1); d = t - start[$1]; delete start[$1]
+		n = $(i + 1); sub(/^nr_succeeded=/, "", n)
+		calls[k]++; pages[k] += n; secs[k] += d
+		if (d > most[k]) { most[k] = d; most_pages[k] = n }
+	}
+	END {
+		line = "M"
+		split("kmmscand app kdamond kswapd", kinds, " ")
+		for (j = 1; j <= 4; j++) {
+			k = kinds[j]
+			line = sprintf("%s %s_copy_calls=%d %s_copy_pages=%d %s_copy_s=%.3f %s_copy_max_s=%.3f %s_copy_max_pages=%d",
+				       line, k, calls[k], k, pages[k], k, secs[k],
+				       k, most[k], k, most_pages[k])
+		}
+		print line
+	}' $trace/trace
+	echo >$trace/trace
+}
+
 reset_config() {
 	damon_off
 	sysctl -qw kernel.numa_balancing=0
@@ -437,11 +519,14 @@ while read -r config workload limit args; do
 	echo "B $config $workload"
 	case $args in
 	memcached\ *)
+		copy_trace_start
 		# shellcheck disable=SC2086 # the arguments are split on purpose
 		run_memcached ${args#memcached }
-		status=$? ;;
+		status=$?
+		copy_trace_report ;;
 	*)
 		# shellcheck disable=SC2086 # the arguments are split on purpose
+		copy_trace_start
 		"$bin" $args $flags -f "$fast_nid" -n "$slow_nid" </dev/null &
 		bench=$!
 		case $config in damon-*)
@@ -452,7 +537,8 @@ while read -r config workload limit args; do
 			damon_attach=$!
 		esac
 		wait $bench
-		status=$? ;;
+		status=$?
+		copy_trace_report ;;
 	esac
 	case $config in damon-*) damon_report ;; esac
 	echo "E $status"

@@ -199,6 +199,18 @@ DAMON_RE = re.compile(r"^D (.*)$")
 # ptecal's line (harness/workloads/ptecal.c), before the plan's runs.
 PTECAL_RE = re.compile(r"^P (.*)$")
 VMSTAT_RE = re.compile(r"^V(.*)$")
+# bench.sh's line of the time migrate_pages() took, per kind of caller.
+COPY_RE = re.compile(r"^M (.*)$")
+# Kinds of caller in the "M" line: the kmmscand thread, the workload's own
+# threads, kdamond, kswapd.
+COPY_KINDS = ("kmmscand", "app", "kdamond", "kswapd")
+# A migrate_pages() call that took longer than COPY_STALL_S and more than
+# COPY_STALL_PAGE_S a base page copied: a 4 KiB copy takes microseconds on
+# any machine, and about 12 us here under TCG; one at a millisecond or
+# more is the emulator stalling the copy, not the mechanism's work.  The
+# first bound keeps a short call preempted a few ticks out.
+COPY_STALL_S = 1.0
+COPY_STALL_PAGE_S = 1e-3
 
 # The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
 # node 0, in ns: what a hit on the fast node and a miss to the slow one
@@ -356,6 +368,8 @@ class Collector:
                   f"{d['damon_sz_applied'] / MIB:.0f} of "
                   f"{d['damon_sz_tried'] / MIB:.0f} MiB, quota exceeded "
                   f"{d['damon_qt_exceeds']:.0f} times", flush=True)
+        elif COPY_RE.match(text):
+            self.cur["copy"] = kv(COPY_RE.match(text).group(1))
         elif VMSTAT_RE.match(text):
             self.cur["vmstat"] = kv(VMSTAT_RE.match(text).group(1))
         elif text.startswith("E "):
@@ -500,7 +514,11 @@ def stalled_runs(runs, quick):
     STALL_LIMIT_S in all: the guest did not run it on either CPU for that
     long (the emulator did not run the guest, or kernel code ran that long
     without a preemption point on both CPUs), and the run's times and CPU
-    figures include the stall.
+    figures include the stall.  And the runs in which one migrate_pages()
+    call took seconds at more than COPY_STALL_PAGE_S a page: the copy
+    itself stalled, which a CPU does not do (the emulator did, the thread
+    that copied was charged for it, and whoever waited on the pages'
+    migration entries lost that time).
     """
     found = []
     for r in runs:
@@ -514,6 +532,13 @@ def stalled_runs(runs, quick):
                              f"{key} {res[key]:.1f} s in a {seconds} s run, "
                              f"application user time "
                              f"{res.get('app_user_s', 0):.1f} s")
+        for kind in COPY_KINDS:
+            secs = (r.get("copy") or {}).get(f"{kind}_copy_max_s") or 0
+            pages = (r.get("copy") or {}).get(f"{kind}_copy_max_pages") or 0
+            if secs > COPY_STALL_S and secs > COPY_STALL_PAGE_S * pages:
+                found.append(f"({r['workload']}) {r['config']}: one "
+                             f"migrate_pages() call of the {kind} took "
+                             f"{secs:.1f} s for {pages:.0f} pages")
         if (res.get("stall_total_s") or 0) > STALL_LIMIT_S:
             found.append(f"({r['workload']}) {r['config']}: the guest "
                          f"stalled {res['stall_total_s']:.1f} s in all, "
@@ -556,7 +581,8 @@ def derive(runs):
     for r in runs:
         if r["result"] is not None and r["status"] == 0:
             key = (r["workload"], r["config"])
-            by.setdefault(r["workload"], {})[r["config"]] = r["result"]
+            by.setdefault(r["workload"], {})[r["config"]] = dict(
+                r["result"], **(r.get("copy") or {}))
             exposure[key] = slow_exposure(r)
             placement[key] = placement_figures(r["samples"])
             counters[key] = r.get("vmstat", {})
@@ -594,6 +620,8 @@ def derive(runs):
                                             orc and orc["tail_ops_per_s"]),
                 "kmmscand_cpu_s": res["kmmscand_cpu_s"],
                 "kmmscand_owner_cpu_s": res.get("kmmscand_owner_cpu_s"),
+                "kmmscand_copy_s": res.get("kmmscand_copy_s"),
+                "app_copy_s": res.get("app_copy_s"),
                 "damon_cpu_s": res.get("damon_cpu_s"),
                 "app_sys_s": res["app_sys_s"],
                 "cost_vs_numab": ratio(cost, nb_cost),
@@ -713,7 +741,7 @@ def workload_table(w, cfgs, order):
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
            "kmmscand CPU s", "DAMON CPU s", "app sys s", "by owners s",
-           "kswapd CPU s",
+           "kmmscand copying s", "app copying s", "kswapd CPU s",
            "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "t90 worst s",
            "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
            "tail ops/oracle", "cost/numab", "PTEs", "promoted MB",
@@ -725,6 +753,8 @@ def table_rows(w, cfgs, order):
     return config_rows(cfgs, order, lambda t: (
         fmt(t["app_sys_s"], ".2f"),
         fmt(t.get("kmmscand_owner_cpu_s"), ".2f"),
+        fmt(t.get("kmmscand_copy_s"), ".2f"),
+        fmt(t.get("app_copy_s"), ".2f"),
         fmt(t.get("kswapd_cpu_s"), ".2f"),
         fmt(t.get("kcompactd_cpu_s"), ".2f"),
         fmt(t["t50_s"]), fmt(t["t90_s"]),
