@@ -215,8 +215,16 @@ COPY_KINDS = ("kmmscand", "app", "kdamond", "kswapd")
 # preempted a few ticks.
 COPY_STALL_S = 1.0
 COPY_STALL_PAGE_S = 1e-3
-# (kind of caller, the result's key of its CPU time)
-COPY_STALL_KINDS = (("kmmscand", "kmmscand_cpu_s"), ("kdamond", "damon_cpu_s"))
+# The workload's own calls are checked against COPY_STALL_APP_PAGE_S a
+# page and no CPU figure: waiting for a CPU stretches a call by a few
+# scheduling rounds, not to a tenth of a second for each page it copies
+# (NUMA balancing's hint faults copy one page a call).
+COPY_STALL_APP_PAGE_S = 0.1
+# (kind of caller, the result's key of its CPU time or None, the bound a
+# page)
+COPY_STALL_KINDS = (("kmmscand", "kmmscand_cpu_s", COPY_STALL_PAGE_S),
+                    ("kdamond", "damon_cpu_s", COPY_STALL_PAGE_S),
+                    ("app", None, COPY_STALL_APP_PAGE_S))
 
 # The access latencies vm.HMAT gives the two nodes, seen from the CPUs of
 # node 0, in ns: what a hit on the fast node and a miss to the slow one
@@ -521,10 +529,11 @@ def stalled_runs(runs, quick):
     long (the emulator did not run the guest, or kernel code ran that long
     without a preemption point on both CPUs), and the run's times and CPU
     figures include the stall.  And the runs in which one migrate_pages()
-    call of a kernel thread took seconds at more than COPY_STALL_PAGE_S a
-    page, charged to the thread as CPU: the copy itself stalled, which a
-    CPU does not do (the emulator did, and whoever waited on the pages'
-    migration entries lost that time).
+    call took seconds at more than COPY_STALL_PAGE_S a page, charged to
+    the kernel thread that made it as CPU (or at more than
+    COPY_STALL_APP_PAGE_S a page in the workload's own threads): the copy
+    itself stalled, which a CPU does not do (the emulator did, and whoever
+    waited on the pages' migration entries lost that time).
     """
     found = []
     for r in runs:
@@ -538,14 +547,15 @@ def stalled_runs(runs, quick):
                              f"{key} {res[key]:.1f} s in a {seconds} s run, "
                              f"application user time "
                              f"{res.get('app_user_s', 0):.1f} s")
-        for kind, cpu_key in COPY_STALL_KINDS:
+        for kind, cpu_key, page_s in COPY_STALL_KINDS:
             secs = (r.get("copy") or {}).get(f"{kind}_copy_max_s") or 0
             pages = (r.get("copy") or {}).get(f"{kind}_copy_max_pages") or 0
-            if (secs > COPY_STALL_S and secs > COPY_STALL_PAGE_S * pages
-                    and (res.get(cpu_key) or 0) >= secs / 2):
+            charged = cpu_key is None or (res.get(cpu_key) or 0) >= secs / 2
+            if secs > COPY_STALL_S and secs > page_s * pages and charged:
                 found.append(f"({r['workload']}) {r['config']}: one "
                              f"migrate_pages() call of {kind} took "
-                             f"{secs:.1f} s for {pages:.0f} pages")
+                             f"{secs:.1f} s for {pages:.0f} "
+                             f"page{'' if pages == 1 else 's'}")
         if (res.get("stall_total_s") or 0) > STALL_LIMIT_S:
             found.append(f"({r['workload']}) {r['config']}: the guest "
                          f"stalled {res['stall_total_s']:.1f} s in all, "
