@@ -34,9 +34,11 @@ kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
 lru_gen=/sys/kernel/mm/lru_gen/enabled
 trace=/sys/kernel/tracing
-# Two events per migrate_pages() call: kswapd's demotions of a run take a
-# few thousand calls at most.
-copy_trace_kb=4096
+# Two events per migrate_pages() call, about 44 bytes: NUMA balancing's
+# hint faults migrate one page a call, up to 200,000 calls in a run of (b),
+# about 18 MB in all; 16 MiB a CPU holds that with room.  An overrun is
+# reported (copy_trace_lost), not hidden.
+copy_trace_kb=16384
 knobs="smart_scan pmd_young skip_idle_mm"
 damon=/sys/kernel/mm/damon/admin/kdamonds
 damon_ctx=$damon/0/contexts/0
@@ -312,7 +314,7 @@ copy_trace_start() {
 }
 
 # The "M" line of the run: calls, pages moved, seconds, and the longest
-# call's seconds and pages, per kind of caller.
+# call's seconds and pages, per kind of caller; and the events lost.
 copy_trace_report() {
 	[ -n "$copy_trace" ] || return 0
 	echo 0 >$trace/events/migrate/mm_migrate_pages_start/enable
@@ -353,7 +355,10 @@ copy_trace_report() {
 				       k, most[k], k, most_pages[k])
 		}
 		print line
-	}' $trace/trace
+	}' $trace/trace | tr -d '\n'
+	# Events the ring buffer overwrote: the figures miss calls
+	echo " copy_trace_lost=$(cat $trace/per_cpu/cpu*/stats |
+		awk '$1 == "overrun:" { n += $2 } END { print n + 0 }')"
 	echo >$trace/trace
 }
 

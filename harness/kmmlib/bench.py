@@ -1075,9 +1075,14 @@ def report(runs, quick, workloads, configs, header, out_dir, splats=0,
     stalled = stalled_runs(runs, quick) if emulated else []
     if stalled:
         md += ("\nRuns disturbed (a thread charged more CPU than the run "
-               "lasted, or the guest stalled: see stalled_runs(); rerun "
-               "them):\n\n" +
+               "lasted, the guest stalled, or a copy stalled: see "
+               "stalled_runs(); rerun them):\n\n" +
                "".join(f"- {s}\n" for s in stalled))
+    lost = [f"({r['workload']}) {r['config']}" for r in runs
+            if (r.get("copy") or {}).get("copy_trace_lost")]
+    if lost:
+        md += ("\nRuns whose copying figures miss calls (the trace buffer "
+               "overran; bench.sh copy_trace_kb): " + ", ".join(lost) + "\n")
     table_path = os.path.join(out_dir, "table.md")
     with open(table_path, "w", encoding="utf-8") as f:
         f.write(md)
