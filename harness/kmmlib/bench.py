@@ -199,11 +199,9 @@ DAMON_RE = re.compile(r"^D (.*)$")
 # ptecal's line (harness/workloads/ptecal.c), before the plan's runs.
 PTECAL_RE = re.compile(r"^P (.*)$")
 VMSTAT_RE = re.compile(r"^V(.*)$")
-# bench.sh's line of the time migrate_pages() took, per kind of caller.
+# bench.sh's line of the time migrate_pages() took, per kind of caller:
+# the kmmscand thread, the workload's own threads ("app"), kdamond, kswapd.
 COPY_RE = re.compile(r"^M (.*)$")
-# Kinds of caller in the "M" line: the kmmscand thread, the workload's own
-# threads, kdamond, kswapd.
-COPY_KINDS = ("kmmscand", "app", "kdamond", "kswapd")
 # A migrate_pages() call of a kernel thread that took longer than
 # COPY_STALL_S and more than COPY_STALL_PAGE_S a base page copied, with the
 # thread charged at least half that CPU: a 4 KiB copy takes microseconds
@@ -547,9 +545,10 @@ def stalled_runs(runs, quick):
                              f"{key} {res[key]:.1f} s in a {seconds} s run, "
                              f"application user time "
                              f"{res.get('app_user_s', 0):.1f} s")
+        copy = r.get("copy") or {}
         for kind, cpu_key, page_s in COPY_STALL_KINDS:
-            secs = (r.get("copy") or {}).get(f"{kind}_copy_max_s") or 0
-            pages = (r.get("copy") or {}).get(f"{kind}_copy_max_pages") or 0
+            secs = copy.get(f"{kind}_copy_max_s") or 0
+            pages = copy.get(f"{kind}_copy_max_pages") or 0
             charged = cpu_key is None or (res.get(cpu_key) or 0) >= secs / 2
             if secs > COPY_STALL_S and secs > page_s * pages and charged:
                 found.append(f"({r['workload']}) {r['config']}: one "
