@@ -335,18 +335,28 @@ copy_trace_report() {
 	}
 	# Promotion and demotion only: not the oracle'"'"'s move_pages()
 	$i == "mm_migrate_pages_start:" {
-		if ($0 ~ /reason=(numa_misplaced|damon|demotion)/)
+		if ($0 ~ /reason=(numa_misplaced|damon|demotion)/) {
 			start[$1] = t
+			promo[$1] = $0 !~ /reason=demotion/
+		}
 		next
 	}
 	$i == "mm_migrate_pages:" && ($1 in start) {
-		k = kind($1); d = t - start[$1]; delete start[$1]
+		k = kind($1); d = t - start[$1]
 		n = $(i + 1); sub(/^nr_succeeded=/, "", n)
 		calls[k]++; pages[k] += n; secs[k] += d
 		if (d > most[k]) { most[k] = d; most_pages[k] = n }
+		# From the first promotion call begun to the last one ended
+		if (promo[$1] && n > 0) {
+			if (first == "" || start[$1] < first) first = start[$1]
+			if (t > last) last = t
+			promoted += n
+		}
+		delete start[$1]
 	}
 	END {
-		line = "M"
+		line = sprintf("M promote_span_s=%.3f promote_span_pages=%d",
+			       first == "" ? 0 : last - first, promoted)
 		split("kmmscand app kdamond kswapd", kinds, " ")
 		for (j = 1; j <= 4; j++) {
 			k = kinds[j]

@@ -643,6 +643,7 @@ def derive(runs):
                 "cost_vs_numab": ratio(cost, nb_cost),
                 "ptes": res["ptes"],
                 **promoted,
+                "copy_mbps": copy_rate(res),
                 "pingpong_pages": res["pingpong_pages"],
                 "demoted_pages": res["demoted_pages"],
                 "hint_faults": res["hint_faults"],
@@ -761,7 +762,7 @@ COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
            "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "t90 worst s",
            "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
            "tail ops/oracle", "cost/numab", "PTEs", "promoted MB",
-           "MB/s (peak)", "demoted MB", "ping-pong",
+           "MB/s (peak)", "MB/s copying", "demoted MB", "ping-pong",
            "free-min MiB", "kswapd gave up")
 
 
@@ -783,6 +784,7 @@ def table_rows(w, cfgs, order):
         fmt_x(t["cost_vs_numab"]),
         f"{t['ptes'] / 1e6:.2f}M", fmt(t["promoted_mb"], ".0f"),
         rate(t["mbps"], t["peak_mbps"]),
+        fmt(t.get("copy_mbps"), ".0f"),
         fmt(pages_mb(t["demoted_pages"]), ".0f"),
         f"{t['pingpong_pages']:.0f}",
         fmt(t.get("min_free_over_min_mib"), ".2f"),
@@ -792,6 +794,17 @@ def table_rows(w, cfgs, order):
 MIB = 1 << 20
 # Base pages in a MiB (x86-64's 4 KiB pages, as in the VM).
 PAGES_PER_MIB = 256
+
+
+def copy_rate(res):
+    """Promotion MB/s while promotion ran: the pages of the traced
+    promotion calls over the time from the first call's start to the last
+    call's end (bench.sh's M line), free of the 0.5 s sampling and of the
+    time before the first promotion.  None where nothing was traced."""
+    span, pages = res.get("promote_span_s"), res.get("promote_span_pages")
+    if not span or not pages:
+        return None
+    return pages_mb(pages) / span
 
 
 def rate(mbps, peak):

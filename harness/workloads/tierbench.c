@@ -122,7 +122,7 @@ struct worker_pub {
 };
 
 struct shared {
-	volatile int go, stop;
+	volatile int place, go, stop;
 	volatile double t0;
 	struct worker_pub w[MAX_WORKERS];
 };
@@ -348,17 +348,20 @@ static void worker(int id)
 	size_t *order = page_order(npages, o.seed + id);
 	double *cdf = o.pattern == ZIPF ? zipf_cdf(npages) : NULL;
 	struct worker_pub *me = &sh->w[id];
-	char *base = place_memory(order);
 	unsigned long ops = 0;
 	struct rusage r0, r1;
 	double owner0;
 	unsigned long scans0;
+	char *base;
 
+	/* hundreds of waiting workers must not keep the CPUs busy */
+	while (!sh->place)
+		usleep(o.workers > 64 ? 10000 : 1000);
+	base = place_memory(order);
 	me->base = base;
 	me->pid = getpid();
 	__sync_synchronize();
 	me->ready = 1;
-	/* hundreds of waiting workers must not keep the CPUs busy */
 	while (!sh->go)
 		usleep(o.workers > 64 ? 10000 : 1000);
 	getrusage(RUSAGE_SELF, &r0);
@@ -1088,6 +1091,14 @@ static void start_workers(void)
 			worker(w);
 		}
 	}
+	/*
+	 * Forked all before any places its memory: the forks would otherwise
+	 * wait for CPUs behind the workers placing theirs and spread over a
+	 * second with 64 of them, and with them the time each process is
+	 * first looked at (kmmscand's scan_delay_ms, NUMA balancing's
+	 * numa_balancing_scan_delay_ms, both counted from the fork).
+	 */
+	sh->place = 1;
 	do {
 		usleep(10000);
 		if (waitpid(-1, NULL, WNOHANG) > 0) {
