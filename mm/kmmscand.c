@@ -150,18 +150,20 @@
  * DOC: kmmscand heat
  *
  * While the top tier has room for what is accessed on the slow tier, every
- * accessed folio of a primed region is promoted.  When it does not, or the rate
- * limit lets only part of it through, what is promoted should be the hottest.
- * So each entry of a region that holds slow-tier memory has a two-bit heat: up
- * by one at each read of the region that finds it accessed, down by one at each
- * that does not (kmmscand_heat_note()).  An accessed entry has its folio queued
- * only if its heat reaches the threshold of the nearest target node
- * (kmmscand_heat_hot()).  The threshold is 1, every accessed folio, until the
- * node refuses candidates for want of room or rate.  Then it rises by one, at
- * most every KMMSCAND_HEAT_TIGHTEN_MS, up to KMMSCAND_HEAT_MAX (found accessed
- * at three reads in a row), and falls by one per KMMSCAND_ROOM_WANTED_MS
- * without a refusal (kmmscand_adapt_threshold()).  Room and rate differ in when
- * it rises.  Room that a full node keeps is still there when later reads have
+ * accessed folio of a primed region is promoted, at the default min_heat.
+ * When it does not, or the rate limit lets only part of it through, what is
+ * promoted should be the hottest.  So each entry of a region that holds
+ * slow-tier memory has a two-bit heat: up by one at each read of the region
+ * that finds it accessed, down by one at each that does not
+ * (kmmscand_heat_note()).  An accessed entry has its folio queued only if its
+ * heat reaches the threshold of the nearest target node (kmmscand_heat_hot()).
+ * The threshold is min_heat, 1 (every accessed folio) unless the administrator
+ * asks for more, until the node refuses candidates for want of room or rate.
+ * Then it rises by one, at most every KMMSCAND_HEAT_TIGHTEN_MS, up to
+ * KMMSCAND_HEAT_MAX (found accessed at three reads in a row), and falls by one
+ * per KMMSCAND_ROOM_WANTED_MS without a refusal, down to min_heat
+ * (kmmscand_adapt_threshold()).  Room and rate differ in when it rises.
+ * Room that a full node keeps is still there when later reads have
  * told the hotter folios apart, and a folio promoted in their place would have
  * to be demoted again to make room for them: a refusal for room raises the
  * threshold even when every candidate is as hot as it, as at the first reads of
@@ -611,6 +613,16 @@
 #define KMMSCAND_HEAT_MAX		3
 #define KMMSCAND_HEAT_PINGPONG		2
 #define KMMSCAND_HEAT_TIGHTEN_MS	1000
+
+/*
+ * KMMSCAND_MIN_HEAT: the default of min_heat, the lowest threshold of
+ * every node: 1 promotes any folio found accessed while the node has room
+ * and rate, as NUMA balancing promotes on any hint fault while its target
+ * has free space.  An administrator who would rather keep the room of the
+ * top tier for what is accessed at two or three reads in a row, at the
+ * cost of one or two scan periods before anything moves, sets it higher.
+ */
+#define KMMSCAND_MIN_HEAT		1
 
 /*
  * Smart scan, see "kmmscand region history".
@@ -1085,6 +1097,7 @@ static bool kmmscand_skip_idle_mm __read_mostly = true;
 static bool kmmscand_migrate_by_owner __read_mostly = true;
 static bool kmmscand_scan_by_owner __read_mostly = true;
 static bool kmmscand_scan_by_default __read_mostly = true;
+static unsigned long kmmscand_min_heat __read_mostly = KMMSCAND_MIN_HEAT;
 static struct kmmscand_tuning kmmscand_tuning = {
 	.period_ms = {
 		.min = KMMSCAND_SCAN_PERIOD_MIN_MS,
@@ -1384,11 +1397,11 @@ static bool kmmscand_node_open(const struct kmmscand_node *n,
  * kmmscand_node_threshold - the heat that candidates for a node need
  * @n: the node
  *
- * Return: a threshold from 1 to KMMSCAND_HEAT_MAX.
+ * Return: a threshold from min_heat to KMMSCAND_HEAT_MAX.
  */
 static unsigned int kmmscand_node_threshold(const struct kmmscand_node *n)
 {
-	return max(n->threshold, 1U);
+	return max_t(unsigned int, n->threshold, READ_ONCE(kmmscand_min_heat));
 }
 
 /**
@@ -1402,7 +1415,7 @@ static unsigned int kmmscand_node_threshold(const struct kmmscand_node *n)
  * take.  With @tighten, raise the threshold by one, at most once per
  * KMMSCAND_HEAT_TIGHTEN_MS, so that what the node takes are the hotter
  * folios.  KMMSCAND_ROOM_WANTED_MS without a refusal, or since the last
- * change, lowers it by one.
+ * change, lowers it by one, down to min_heat.
  */
 static void kmmscand_adapt_threshold(struct kmmscand_node *n,
 				     unsigned long now, bool refused,
@@ -1423,7 +1436,7 @@ static void kmmscand_adapt_threshold(struct kmmscand_node *n,
 	}
 	quiet_since = time_after(n->last_refused, n->threshold_changed) ?
 		      n->last_refused : n->threshold_changed;
-	if (threshold > 1 &&
+	if (threshold > READ_ONCE(kmmscand_min_heat) &&
 	    time_after_eq(now, quiet_since +
 			  msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS))) {
 		n->threshold = threshold - 1;
@@ -4738,6 +4751,7 @@ KMMSCAND_ULONG_ATTR(scan_delay_ms, kmmscand_scan_delay_ms, 0,
 		    KMMSCAND_PERIOD_LIMIT_MS);
 KMMSCAND_ULONG_ATTR(smart_scan_max_skips, kmmscand_smart_scan_max_skips, 1,
 		    KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+KMMSCAND_ULONG_ATTR(min_heat, kmmscand_min_heat, 1, KMMSCAND_HEAT_MAX);
 
 /* Likewise the switches that take 0 or 1 wherever they exist */
 struct kmmscand_bool_attr {
@@ -4915,6 +4929,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&migrate_by_owner_attr.attr.attr,
 	&scan_by_owner_attr.attr.attr,
 	&scan_by_default_attr.attr.attr,
+	&min_heat_attr.attr.attr,
 	NULL,
 };
 

@@ -904,6 +904,29 @@ static void kmmscand_test_threshold_adapts(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
 }
 
+/* min_heat is where a node's threshold starts and where quiet stops it */
+static void kmmscand_test_threshold_floor(struct kunit *test)
+{
+	unsigned long relax = msecs_to_jiffies(KMMSCAND_ROOM_WANTED_MS);
+	unsigned long saved = READ_ONCE(kmmscand_min_heat);
+	unsigned long now = 100000;
+	struct kmmscand_node n = { };
+
+	WRITE_ONCE(kmmscand_min_heat, 2);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	kmmscand_adapt_threshold(&n, now, true, true);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 3U);
+	kmmscand_adapt_threshold(&n, now + relax, false, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	kmmscand_adapt_threshold(&n, now + 2 * relax, false, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 2U);
+	/* Lowered again, the knob lets the threshold come down with it */
+	WRITE_ONCE(kmmscand_min_heat, 1);
+	kmmscand_adapt_threshold(&n, now + 3 * relax, false, false);
+	KUNIT_EXPECT_EQ(test, kmmscand_node_threshold(&n), 1U);
+	WRITE_ONCE(kmmscand_min_heat, saved);
+}
+
 /* Slots leave the queue in the order they fall due, ties as queued */
 static void kmmscand_test_due_order(struct kunit *test)
 {
@@ -1064,6 +1087,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_heat_pingpong),
 	KUNIT_CASE(kmmscand_test_refusal_tightens),
 	KUNIT_CASE(kmmscand_test_threshold_adapts),
+	KUNIT_CASE(kmmscand_test_threshold_floor),
 	KUNIT_CASE(kmmscand_test_due_order),
 	KUNIT_CASE(kmmscand_test_step_share),
 	KUNIT_CASE(kmmscand_test_scan_taken_back),

@@ -196,6 +196,16 @@
 #define FAST_PERIOD_MAX_MS	1000
 #define FAST_MIN_ACCESSED	1
 
+/*
+ * min_heat: from 1, any page found accessed, to the heat of one found
+ * accessed at three reads in a row (KMMSCAND_HEAT_MAX).  A page of
+ * ONCE_SIZE that is read once is found accessed at one read: at least
+ * ONCE_SEEN_PERCENT of them must be counted as not hot enough.
+ */
+#define HEAT_MAX		3
+#define ONCE_SIZE		(8 * MIB)
+#define ONCE_SEEN_PERCENT	90
+
 /* Harness timeouts: the deadlines above, placement, census and margin. */
 #define PROMOTE_TEST_TIMEOUT_S	300
 #define EXIT_TEST_TIMEOUT_S	300
@@ -421,6 +431,7 @@ enum knob {
 	MIGRATE_BY_OWNER,
 	SCAN_BY_OWNER,
 	SCAN_BY_DEFAULT,
+	MIN_HEAT,
 	NR_KNOBS
 };
 
@@ -445,6 +456,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[MIGRATE_BY_OWNER]	= "migrate_by_owner",
 	[SCAN_BY_OWNER]		= "scan_by_owner",
 	[SCAN_BY_DEFAULT]	= "scan_by_default",
+	[MIN_HEAT]		= "min_heat",
 };
 
 /* An initial value and the range it is clamped to. */
@@ -900,6 +912,48 @@ TEST_F_TIMEOUT(kmmscand, cold_set_stays, PROMOTE_TEST_TIMEOUT_S)
 	       self->slow);
 	ASSERT_GE(on_slow, 0);
 	ASSERT_GE((unsigned long)on_slow * 100, nr_cold * COLD_STAY_PERCENT);
+}
+
+/*
+ * With min_heat at its highest, a page that is read once, found accessed at
+ * one read, is held back (kmmscand_not_hot) and stays on the slow tier,
+ * while a hot set next to it, found accessed at every read, moves.  At the
+ * default of 1 the first read that found it accessed would promote it.
+ */
+TEST_F_TIMEOUT(kmmscand, min_heat_holds_back_one_read, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_counter not_hot = { .name = "kmmscand_not_hot" };
+	unsigned long nr_once, before, want;
+	struct tier_region hot, once;
+	long on_slow;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, knob_write_long(MIN_HEAT, HEAT_MAX));
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(&once, ONCE_SIZE, self->slow, false));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The hot set moving shows that the daemon reads this mm. */
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	nr_once = tier_nr_pages(&once);
+	want = nr_once * ONCE_SEEN_PERCENT / 100;
+	ASSERT_EQ(0, tier_vmstat(not_hot.name, &before));
+	not_hot.min = before + want;
+	tier_touch(&once, 1);
+	ASSERT_TRUE(tier_wait(&hot, 1, tier_counter_reached, &not_hot,
+			      SETTLE_TIMEOUT_MS)) {
+		TH_LOG("kmmscand_not_hot grew by %lu, want %lu",
+		       not_hot.last - before, want);
+	}
+	ASSERT_TRUE(settle(&hot, 1));
+
+	on_slow = tier_pages_on_node(&once, self->slow);
+	TH_LOG("%ld of %lu pages read once still on node %d", on_slow,
+	       nr_once, self->slow);
+	ASSERT_GE(on_slow, 0);
+	ASSERT_GE((unsigned long)on_slow * 100, nr_once * COLD_STAY_PERCENT);
 }
 
 /* Map @size bytes bound to @node with MPOL_BIND, and fault them in. */
@@ -2017,6 +2071,13 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	expect_accepted_then(_metadata, SMART_SCAN_MAX_SKIPS, 1,
 			     SMART_MAX_SKIPS);
 	expect_accepted(_metadata, SMART_SCAN_MAX_SKIPS, SMART_MAX_SKIPS);
+
+	/* min_heat: from 1 to HEAT_MAX reads in a row */
+	expect_rejected(_metadata, MIN_HEAT, "0", "0 (no heat)");
+	expect_rejected_long(_metadata, MIN_HEAT, HEAT_MAX + 1,
+			     "more than the heat can count");
+	expect_accepted_then(_metadata, MIN_HEAT, HEAT_MAX, 1);
+	expect_accepted(_metadata, MIN_HEAT, 1);
 
 	/* pmd_young takes 1 only where the CPU sets the bit: it reads 1 */
 	ASSERT_EQ(0, knob_read_long(PMD_YOUNG, &pmd_young));
