@@ -8,6 +8,7 @@ is a failure of its own, printed in full.
 import json
 import os
 import re
+import shutil
 import subprocess
 import time
 
@@ -174,6 +175,65 @@ def check_warnings(t, tip):
     # The flags changed the objects; rebuild them normally (cheap).
 
 
+# ---------------------------------------------------------------- docs
+
+# The documents of the series that Sphinx builds: the directory of the
+# admin guide (a subdirectory of Documentation with its own index).
+SPHINX_DIRS = ("admin-guide/mm",)
+DOCS_OUT = os.path.join(OUT, "docs")
+
+
+def series_doc_lines(output, names):
+    """The lines of a docs tool's output that name a file of the series."""
+    return [line for line in output.splitlines()
+            if any(n in line for n in names) and
+            re.search(r"\b(warning|error|WARNING|ERROR)\b", line)]
+
+
+def check_docs(t):
+    """kernel-doc on the series' kernel sources, the ABI files validated,
+    and the admin guide built with Sphinx, each with no warning that names
+    a file of the series (the base tree's own warnings are not ours)."""
+    files = [f for f in tree.overlay_files()
+             if f.endswith((".c", ".h")) and not f.startswith("tools/")]
+    names = [os.path.basename(f) for f in tree.overlay_files()]
+    say(f"docs: kernel-doc on {len(files)} files")
+    res = subprocess.run(["perl", "scripts/kernel-doc", "-none", "-Wall",
+                          *files], cwd=TREE, capture_output=True, text=True,
+                         check=False)
+    found = [ln for ln in (res.stdout + res.stderr).splitlines()
+             if "warning" in ln or "error" in ln]
+    t.add("kernel-doc of the series' sources",
+          "fail" if found or res.returncode else "pass", "; ".join(found[:3]))
+
+    say("docs: the ABI files validated")
+    res = subprocess.run(["perl", "scripts/get_abi.pl", "validate", "--dir",
+                          "Documentation/ABI"], cwd=TREE, capture_output=True,
+                         text=True, check=False)
+    found = series_doc_lines(res.stdout + res.stderr, names)
+    t.add("ABI files of the series", "fail" if found else "pass",
+          "; ".join(found[:3]))
+
+    if not shutil.which("sphinx-build"):
+        t.add("Sphinx build of " + ", ".join(SPHINX_DIRS), "skip",
+              "no sphinx-build (Debian: python3-sphinx; make deps)")
+        return
+    say("docs: Sphinx on " + ", ".join(SPHINX_DIRS))
+    log = os.path.join(LOGS, "docs.log")
+    res = subprocess.run(["make", "-s", f"SPHINXDIRS={' '.join(SPHINX_DIRS)}",
+                          f"BUILDDIR={DOCS_OUT}", "htmldocs"], cwd=TREE,
+                         capture_output=True, text=True, check=False)
+    with open(log, "w", encoding="utf-8") as f:
+        f.write(res.stdout + res.stderr)
+    found = series_doc_lines(res.stdout + res.stderr, names)
+    if res.returncode:
+        t.add("Sphinx build of " + ", ".join(SPHINX_DIRS), "fail",
+              "the build failed; see out/logs/docs.log")
+    else:
+        t.add("Sphinx build of " + ", ".join(SPHINX_DIRS),
+              "fail" if found else "pass", "; ".join(found[:3]))
+
+
 # ---------------------------------------------------------------- guest
 
 def build_kselftests():
@@ -313,6 +373,7 @@ def check(skip_static=False):
     if not skip_static:
         check_static(t, tip)
         check_warnings(t, tip)
+        check_docs(t)
         image = kernel.build("debug")
     present = build_kselftests()
     hotset = build_workload("hotset")

@@ -27,6 +27,8 @@ APT_PACKAGES = {
     "busybox-static": "/bin/busybox",
     "python3-venv": None,
     "git": "/usr/bin/git",
+    # make check builds the admin guide's directory with Sphinx.
+    "python3-sphinx": "/usr/bin/sphinx-build",
     BASE_PACKAGE: BASE_TARBALL,
 }
 
