@@ -1277,6 +1277,66 @@ static void scanned_child(int node, unsigned int life_ms, bool thp,
 	_exit(0);
 }
 
+/* The figures of /proc/<pid>/kmmscand that the tests look at */
+struct proc_figures {
+	unsigned long long tracked;
+	unsigned long long pte_scanned;
+	unsigned long long accessed;
+	unsigned long long promoted;
+	unsigned long long cpu_ns;
+	unsigned long long owner_cpu_ns;
+	unsigned long long owner_scans;
+	unsigned long long prctl_mode;
+	unsigned long long served;
+};
+
+/* The lines of the file that fill each figure */
+static const struct {
+	const char *name;
+	size_t offset;
+} proc_figure_lines[] = {
+	{ "tracked", offsetof(struct proc_figures, tracked) },
+	{ "pte_scanned", offsetof(struct proc_figures, pte_scanned) },
+	{ "slowtier_accessed", offsetof(struct proc_figures, accessed) },
+	{ "promoted", offsetof(struct proc_figures, promoted) },
+	{ "kmmscand_cpu_ns", offsetof(struct proc_figures, cpu_ns) },
+	{ "owner_cpu_ns", offsetof(struct proc_figures, owner_cpu_ns) },
+	{ "owner_scans", offsetof(struct proc_figures, owner_scans) },
+	{ "prctl_mode", offsetof(struct proc_figures, prctl_mode) },
+	{ "served", offsetof(struct proc_figures, served) },
+};
+
+/* Read the figures of process @pid, or of the caller's if @pid is 0 */
+static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
+{
+	unsigned long long value;
+	char name[64], path[64];
+	unsigned int i;
+	FILE *fp;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/kmmscand", pid);
+	else
+		snprintf(path, sizeof(path), "%s", PROC_KMMSCAND);
+	fp = fopen(path, "r");
+	if (!fp)
+		return -errno;
+	memset(f, 0, sizeof(*f));
+	while (fscanf(fp, "%63s %llu", name, &value) == 2) {
+		for (i = 0; i < ARRAY_SIZE(proc_figure_lines); i++)
+			if (!strcmp(name, proc_figure_lines[i].name))
+				*(unsigned long long *)((char *)f +
+					proc_figure_lines[i].offset) = value;
+	}
+	fclose(fp);
+	return 0;
+}
+
+static int proc_figures_read(struct proc_figures *f)
+{
+	return proc_figures_read_pid(0, f);
+}
+
 struct child {
 	pid_t pid;
 	double kill_at;		/* 0: let it exit by itself */
@@ -1284,29 +1344,6 @@ struct child {
 	bool reaped;
 	bool scanned;		/* seen with PTEs read by kmmscand */
 };
-
-/*
- * Whether /proc/@pid/kmmscand shows page table entries read: 1 or 0, or
- * -1 if it cannot be read (the process is gone, or the kernel has no such
- * file).
- */
-static int child_scanned(pid_t pid)
-{
-	unsigned long long value;
-	char path[64], name[64];
-	int scanned = -1;
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "/proc/%d/kmmscand", pid);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -1;
-	while (fscanf(fp, "%63s %llu", name, &value) == 2)
-		if (!strcmp(name, "pte_scanned"))
-			scanned = value > 0;
-	fclose(fp);
-	return scanned;
-}
 
 /* Fork EXIT_CHILDREN scanned children, SIGKILLing every other one. */
 static void spawn_children(struct __test_metadata *_metadata, int node,
@@ -1341,6 +1378,7 @@ static int reap_children(struct __test_metadata *_metadata,
 {
 	double deadline = tier_now() + REAP_TIMEOUT_MS / 1000.0;
 	int i, left = EXIT_CHILDREN, status;
+	struct proc_figures f;
 
 	while (left && tier_now() < deadline) {
 		for (i = 0; i < EXIT_CHILDREN; i++) {
@@ -1349,7 +1387,7 @@ static int reap_children(struct __test_metadata *_metadata,
 			if (c->reaped)
 				continue;
 			if (!c->scanned && !c->killed &&
-			    child_scanned(c->pid) == 1)
+			    !proc_figures_read_pid(c->pid, &f) && f.pte_scanned)
 				c->scanned = true;
 			if (c->kill_at && tier_now() >= c->kill_at) {
 				kill(c->pid, SIGKILL);
@@ -1387,8 +1425,8 @@ TEST_F_TIMEOUT(kmmscand, exit_while_scanning, EXIT_TEST_TIMEOUT_S)
 	struct tier_region hot;
 
 	ASSERT_EQ(0, self->setup_err);
-	if (child_scanned(getpid()) < 0)
-		SKIP(return, "no /proc/<pid>/kmmscand: kernel without it");
+	if (access(PROC_KMMSCAND, R_OK))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
 	TH_LOG("random seed %#llx", rnd);
 	/* From its fork on, so that most children die while tracked */
 	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, 0));
@@ -3195,66 +3233,6 @@ TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(ended) {
 		TH_LOG("the large mm was not read in full: no order shown");
 	}
-}
-
-/* The figures of /proc/<pid>/kmmscand that the tests look at */
-struct proc_figures {
-	unsigned long long tracked;
-	unsigned long long pte_scanned;
-	unsigned long long accessed;
-	unsigned long long promoted;
-	unsigned long long cpu_ns;
-	unsigned long long owner_cpu_ns;
-	unsigned long long owner_scans;
-	unsigned long long prctl_mode;
-	unsigned long long served;
-};
-
-/* The lines of the file that fill each figure */
-static const struct {
-	const char *name;
-	size_t offset;
-} proc_figure_lines[] = {
-	{ "tracked", offsetof(struct proc_figures, tracked) },
-	{ "pte_scanned", offsetof(struct proc_figures, pte_scanned) },
-	{ "slowtier_accessed", offsetof(struct proc_figures, accessed) },
-	{ "promoted", offsetof(struct proc_figures, promoted) },
-	{ "kmmscand_cpu_ns", offsetof(struct proc_figures, cpu_ns) },
-	{ "owner_cpu_ns", offsetof(struct proc_figures, owner_cpu_ns) },
-	{ "owner_scans", offsetof(struct proc_figures, owner_scans) },
-	{ "prctl_mode", offsetof(struct proc_figures, prctl_mode) },
-	{ "served", offsetof(struct proc_figures, served) },
-};
-
-/* Read the figures of process @pid, or of the caller's if @pid is 0 */
-static int proc_figures_read_pid(pid_t pid, struct proc_figures *f)
-{
-	unsigned long long value;
-	char name[64], path[64];
-	unsigned int i;
-	FILE *fp;
-
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/kmmscand", pid);
-	else
-		snprintf(path, sizeof(path), "%s", PROC_KMMSCAND);
-	fp = fopen(path, "r");
-	if (!fp)
-		return -errno;
-	memset(f, 0, sizeof(*f));
-	while (fscanf(fp, "%63s %llu", name, &value) == 2) {
-		for (i = 0; i < ARRAY_SIZE(proc_figure_lines); i++)
-			if (!strcmp(name, proc_figure_lines[i].name))
-				*(unsigned long long *)((char *)f +
-					proc_figure_lines[i].offset) = value;
-	}
-	fclose(fp);
-	return 0;
-}
-
-static int proc_figures_read(struct proc_figures *f)
-{
-	return proc_figures_read_pid(0, f);
 }
 
 /*
