@@ -341,6 +341,13 @@ static unsigned long long kmm_figure(const char *name)
 	fclose(f);
 	return found;
 }
+/* Wait until the parent sets @flag; hundreds of waiters keep no CPU busy */
+static void wait_for_parent(volatile int *flag)
+{
+	while (!*flag)
+		usleep(o.workers > 64 ? 10000 : 1000);
+}
+
 static void worker(int id)
 {
 	size_t npages = o.size / psz, lines = psz / CACHE_LINE;
@@ -354,16 +361,13 @@ static void worker(int id)
 	unsigned long scans0;
 	char *base;
 
-	/* hundreds of waiting workers must not keep the CPUs busy */
-	while (!sh->place)
-		usleep(o.workers > 64 ? 10000 : 1000);
+	wait_for_parent(&sh->place);
 	base = place_memory(order);
 	me->base = base;
 	me->pid = getpid();
 	__sync_synchronize();
 	me->ready = 1;
-	while (!sh->go)
-		usleep(o.workers > 64 ? 10000 : 1000);
+	wait_for_parent(&sh->go);
 	getrusage(RUSAGE_SELF, &r0);
 	owner0 = kmm_figure("owner_cpu_ns") / 1e9;
 	scans0 = kmm_figure("owner_scans");
@@ -1093,8 +1097,8 @@ static void start_workers(void)
 	}
 	/*
 	 * Forked all before any places its memory: the forks would otherwise
-	 * wait for CPUs behind the workers placing theirs and spread over a
-	 * second with 64 of them, and with them the time each process is
+	 * wait for CPUs behind the workers placing theirs and spread over
+	 * 0.6 s with 64 of them, and with them the time each process is
 	 * first looked at (kmmscand's scan_delay_ms, NUMA balancing's
 	 * numa_balancing_scan_delay_ms, both counted from the fork).
 	 */
