@@ -32,6 +32,9 @@ plan=$2
 mcbench=$3
 kmm=/sys/kernel/mm/kmmscand
 rate=/proc/sys/kernel/numa_balancing_rate_limit_mbps
+# A kernel without the series (make bench KERNEL=) has NUMA balancing's
+# own name for the limit only.
+[ -e $rate ] || rate=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 lru_gen=/sys/kernel/mm/lru_gen/enabled
 trace=/sys/kernel/tracing
 # Two events per migrate_pages() call, about 44 bytes: NUMA balancing's
@@ -58,7 +61,8 @@ uint_max=4294967295
 # have placed their memory.
 damon_attach=
 # Every knob but scan_enabled, which each configuration sets itself.
-all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
+all_knobs=
+[ -d $kmm ] && all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
 
 die() {
 	echo "bench.sh: $*"
@@ -67,7 +71,9 @@ die() {
 
 [ -x "$bin" ] || die "no workload binary at $bin"
 [ -r "$plan" ] || die "no plan at $plan"
-[ -d $kmm ] || die "this kernel has no kmmscand (CONFIG_KMMSCAND=n?)"
+# A kernel without kmmscand (the base, make bench KERNEL=) runs the
+# configurations that need none of it: none, numab, oracle, damon-*.
+[ -d $kmm ] || echo "bench.sh: this kernel has no kmmscand; its configurations cannot run"
 
 # The defaults, to return to before every run.
 for k in $all_knobs; do
@@ -376,7 +382,7 @@ reset_config() {
 	damon_off
 	sysctl -qw kernel.numa_balancing=0
 	[ -w $lru_gen ] && echo "$default_lru_gen" >$lru_gen
-	echo 0 >$kmm/scan_enabled
+	[ -d $kmm ] && echo 0 >$kmm/scan_enabled
 	# Ranges refuse a min above the current max and the like: a few
 	# passes put any order of changes back.
 	for pass in 1 2 3; do

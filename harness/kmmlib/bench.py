@@ -89,6 +89,9 @@ WORKLOADS = {
           "beside 128 of 4 MiB (1 MiB hot)",
           f"-p uniform -P 4:256,128:4 -s 4 -H 1 -k {MANY_SAMPLE_PAGES}",
           20, None),
+    "t": ("8 threads of one process share a 192 MiB hot set, uniform, in "
+          "768 MiB on the slow node", "-p uniform -s 768 -H 192 -T 8", 20,
+          None),
     "s": (f"memcached: {SERVER_KEYS} keys of {SERVER_VALUE} bytes pushed to "
           "the slow node (migratepages), Zipf gets (s = 1) over "
           f"{SERVER_CONNS} connections; hot set: the top {SERVER_HOT_PCT}% "
@@ -117,6 +120,8 @@ FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 # on the fast node, so nothing to weigh.  (k): the oracle cannot place
 # anything on a node that is full; none is the baseline of kswapd's work.
 # (l), (m): what they measure is how promotion shares out among processes.
+# (t): NUMA balancing against the base kernel, and kmmscand's TLB flushes,
+# with many threads of one process.
 WORKLOAD_CONFIGS = {
     "i": ("numab", "kmmscand", "oracle"),
     "j": ("numab", "kmmscand", "oracle"),
@@ -124,6 +129,7 @@ WORKLOAD_CONFIGS = {
     "l": ("numab", "kmmscand"),
     "m": ("numab", "kmmscand"),
     "s": ("none", "numab", "kmmscand", "oracle"),
+    "t": ("numab", "kmmscand"),
 }
 
 # name: what it is (bench.sh sets each up)
@@ -647,6 +653,8 @@ def derive(runs):
                 "pingpong_pages": res["pingpong_pages"],
                 "demoted_pages": res["demoted_pages"],
                 "hint_faults": res["hint_faults"],
+                "tlb_ipis_per_s": ratio(res.get("tlb_shootdowns"),
+                                        WORKLOADS[w][2]),
                 "pingpong_events": res.get("pingpong_events"),
                 "kswapd_cpu_s": res.get("kswapd_cpu_s"),
                 "kcompactd_cpu_s": res.get("kcompactd_cpu_s"),
@@ -763,7 +771,7 @@ COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
            "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
            "tail ops/oracle", "cost/numab", "PTEs", "promoted MB",
            "MB/s (peak)", "MB/s copying", "demoted MB", "ping-pong",
-           "free-min MiB", "kswapd gave up")
+           "free-min MiB", "kswapd gave up", "hint faults", "TLB IPIs/s")
 
 
 def table_rows(w, cfgs, order):
@@ -788,7 +796,9 @@ def table_rows(w, cfgs, order):
         fmt(pages_mb(t["demoted_pages"]), ".0f"),
         f"{t['pingpong_pages']:.0f}",
         fmt(t.get("min_free_over_min_mib"), ".2f"),
-        t.get("kswapd_gave_up") or "-"))
+        t.get("kswapd_gave_up") or "-",
+        f"{t['hint_faults']:.0f}",
+        fmt(t.get("tlb_ipis_per_s"), ".0f")))
 
 
 MIB = 1 << 20
@@ -897,6 +907,9 @@ LEGEND = ("slowdown: the modeled mean access latency against an all-fast "
           "free - min watermark of a fast-node zone, looked at every 50 ms. "
           "kswapd gave up: whether kswapd had given the fast node up "
           "(node_unreclaimable), at the start / end of the run. "
+          "hint faults: numa_hint_faults over the run. TLB IPIs/s: TLB "
+          "shootdown interrupts received by all CPUs (the TLB line of "
+          "/proc/interrupts), per second of the run. "
           "Counters: /proc/vmstat deltas over the run.")
 
 

@@ -22,6 +22,10 @@
  * worker's own time to 90% of its hot set: the slowest, the median and how
  * many got there.
  *
+ * -T N runs N threads in each worker, all accessing its hot part with the
+ * same pattern, each with its own random stream: one process whose hint
+ * faults (or TLB flushes) come from many CPUs at once.
+ *
  * -k PAGES bounds what a sample costs with many workers: the sampler then
  * looks at a fixed PAGES pages of each worker (at most), half of them
  * spread evenly over its ever-hot pages and the rest over the others, each
@@ -77,6 +81,8 @@
 /* Accesses between two looks at the clock and the stop flag. */
 #define BATCH		16384
 #define MAX_WORKERS	1024
+/* Threads -T may run in each worker */
+#define MAX_THREADS	64
 /* Groups of workers of one size that -P may name. */
 #define MAX_GROUPS	16
 #define MAX_SAMPLES	4096
@@ -102,6 +108,7 @@ struct opts {
 	int fill_lock;		/* mlock the filler: it cannot be demoted */
 	size_t sample_pages;	/* -k: pages sampled per worker, 0: all */
 	int mixed;		/* -P with groups: sizes of their own */
+	int threads;		/* -T: accessing threads per worker */
 };
 
 /*
@@ -138,7 +145,7 @@ struct sample {
 static struct opts o = {
 	.pattern = UNIFORM, .size = 768 * MIB, .hot = 192 * MIB, .slow = 1,
 	.fast = 0, .workers = 1, .secs = 20, .interval = 0.5,
-	.move_period = 8, .seed = 42, .fill_leave_mib = -1,
+	.move_period = 8, .seed = 42, .fill_leave_mib = -1, .threads = 1,
 };
 static long psz;
 static struct shared *sh;
@@ -348,18 +355,70 @@ static void wait_for_parent(volatile int *flag)
 		usleep(o.workers > 64 ? 10000 : 1000);
 }
 
+/* One accessing thread of a worker: its random stream and its count */
+struct accessor {
+	pthread_t thread;
+	char *base;
+	const size_t *order;
+	const double *cdf;
+	size_t npages;
+	uint64_t x;
+	volatile unsigned long ops;
+};
+
+/* One batch of accesses to the hot part, as it is at this time */
+static void access_batch(struct accessor *a)
+{
+	size_t lines = psz / CACHE_LINE;
+	double t = now() - sh->t0;
+	int i;
+
+	for (i = 0; i < BATCH; i++) {
+		size_t pg = hot_page(a->order, a->cdf, a->npages, t, &a->x);
+
+		a->base[pg * psz + (xorshift(&a->x) % lines) * CACHE_LINE]++;
+	}
+	a->ops += BATCH;
+}
+
+/* An extra accessor thread: access until the parent says stop. */
+static void *access_loop(void *arg)
+{
+	while (!sh->stop)
+		access_batch(arg);
+	return NULL;
+}
+
+/*
+ * The worker's own thread accesses too, and publishes the ops of all @n
+ * accessors, so that the parent sees one count per worker.
+ */
+static void access_and_publish(struct accessor *acc, int n,
+			       volatile unsigned long *ops)
+{
+	while (!sh->stop) {
+		unsigned long sum = 0;
+		int i;
+
+		access_batch(&acc[0]);
+		for (i = 0; i < n; i++)
+			sum += acc[i].ops;
+		*ops = sum;
+	}
+}
+
 static void worker(int id)
 {
-	size_t npages = o.size / psz, lines = psz / CACHE_LINE;
-	uint64_t x = 88172645463325252ULL ^ (o.seed * 2654435761UL + id);
+	size_t npages = o.size / psz;
 	size_t *order = page_order(npages, o.seed + id);
 	double *cdf = o.pattern == ZIPF ? zipf_cdf(npages) : NULL;
 	struct worker_pub *me = &sh->w[id];
-	unsigned long ops = 0;
+	struct accessor acc[MAX_THREADS];
 	struct rusage r0, r1;
 	double owner0;
-	unsigned long scans0;
+	unsigned long scans0, sum = 0;
 	char *base;
+	int i;
 
 	wait_for_parent(&sh->place);
 	base = place_memory(order);
@@ -371,18 +430,23 @@ static void worker(int id)
 	getrusage(RUSAGE_SELF, &r0);
 	owner0 = kmm_figure("owner_cpu_ns") / 1e9;
 	scans0 = kmm_figure("owner_scans");
-	while (!sh->stop) {
-		double t = now() - sh->t0;
-		int i;
-
-		for (i = 0; i < BATCH; i++) {
-			size_t pg = hot_page(order, cdf, npages, t, &x);
-
-			base[pg * psz + (xorshift(&x) % lines) * CACHE_LINE]++;
-		}
-		ops += BATCH;
-		me->ops = ops;
+	for (i = 0; i < o.threads; i++) {
+		acc[i] = (struct accessor){
+			.base = base, .order = order, .cdf = cdf,
+			.npages = npages,
+			.x = 88172645463325252ULL ^
+			     (o.seed * 2654435761UL + id * MAX_THREADS + i),
+		};
+		if (i && pthread_create(&acc[i].thread, NULL, access_loop,
+					&acc[i]))
+			die("pthread_create (accessor)");
 	}
+	access_and_publish(acc, o.threads, &me->ops);
+	for (i = 1; i < o.threads; i++)
+		pthread_join(acc[i].thread, NULL);
+	for (i = 0; i < o.threads; i++)
+		sum += acc[i].ops;
+	me->ops = sum;
 	getrusage(RUSAGE_SELF, &r1);
 	me->owner_cpu_s = kmm_figure("owner_cpu_ns") / 1e9 - owner0;
 	me->owner_scans = kmm_figure("owner_scans") - scans0;
@@ -926,10 +990,42 @@ static void phase_convergence(const struct sample *s, int n, double *t50,
 /* What the run cost outside the workers, from its start to its end. */
 struct run_cost {
 	double kmmscand_cpu, kswapd_cpu, kcompactd_cpu, damon_cpu;
-	unsigned long hint_faults, demoted;
+	unsigned long hint_faults, demoted, tlb_shootdowns;
 	int unreclaimable;	/* kswapd had given the fast node up */
 	struct vmstat_snap vm;
 };
+
+/*
+ * TLB shootdown IPIs received by all CPUs so far: the "TLB" line of
+ * /proc/interrupts (x86); 0 where there is none.
+ */
+static unsigned long tlb_shootdowns(void)
+{
+	FILE *f = fopen("/proc/interrupts", "r");
+	unsigned long sum = 0;
+	char line[4096];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *end;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (strncmp(p, "TLB:", 4))
+			continue;
+		for (p += 4;; p = end) {
+			unsigned long v = strtoul(p, &end, 10);
+
+			if (end == p)
+				break;
+			sum += v;
+		}
+		break;
+	}
+	fclose(f);
+	return sum;
+}
 
 static void read_cost(struct run_cost *c)
 {
@@ -940,6 +1036,7 @@ static void read_cost(struct run_cost *c)
 	c->damon_cpu = kthread_cpu("kdamond.");
 	c->hint_faults = vmstat("numa_hint_faults");
 	c->demoted = vmstat("pgdemote_");
+	c->tlb_shootdowns = tlb_shootdowns();
 	c->unreclaimable = node_marks(o.fast).unreclaimable;
 	vmstat_snap(&c->vm);
 }
@@ -1052,7 +1149,8 @@ static void print_result(const struct sample *s, int n,
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
 	       "procs_t90=%d damon_cpu_s=%.2f kmmscand_owner_cpu_s=%.2f "
-	       "kmmscand_owner_scans=%lu stall_total_s=%.2f stall_max_s=%.2f\n",
+	       "kmmscand_owner_scans=%lu stall_total_s=%.2f stall_max_s=%.2f "
+	       "tlb_shootdowns=%lu\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -1069,7 +1167,8 @@ static void print_result(const struct sample *s, int n,
 	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
 	       t90_worst, t90_median, procs_t90,
 	       c1->damon_cpu - c0->damon_cpu, owner_cpu, owner_scans,
-	       stall.total, stall.max);
+	       stall.total, stall.max,
+	       c1->tlb_shootdowns - c0->tlb_shootdowns);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
 
@@ -1227,7 +1326,8 @@ static void usage(const char *prog)
 	fprintf(stderr,
 		"usage: %s [-p uniform|zipf|moving] [-s MiB] [-H MiB]\n"
 		"       [-P workers|workers:MiB,...] [-k pages] [-t s] [-i ms]\n"
-		"       [-m s] [-S seed] [-n slow] [-f fast] [-o] [-F MiB [-w] [-L]]\n",
+		"       [-m s] [-S seed] [-n slow] [-f fast] [-o] [-F MiB [-w] [-L]]\n"
+		"       [-T threads]\n",
 		prog);
 	exit(2);
 }
@@ -1283,7 +1383,7 @@ static void parse(int argc, char **argv)
 	const char *workers = "1";
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:s:H:P:k:t:i:m:S:n:f:oF:wL")) != -1) {
+	while ((opt = getopt(argc, argv, "p:s:H:P:k:t:i:m:S:n:f:oF:wLT:")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!strcmp(optarg, "uniform"))
@@ -1309,6 +1409,7 @@ static void parse(int argc, char **argv)
 		case 'F': o.fill_leave_mib = atol(optarg); break;
 		case 'w': o.fill_above_high = 1; break;
 		case 'L': o.fill_lock = 1; break;
+		case 'T': o.threads = atoi(optarg); break;
 		default: usage(argv[0]);
 		}
 	}
@@ -1317,7 +1418,7 @@ static void parse(int argc, char **argv)
 	if (!o.hot || o.hot > o.size || !parse_workers(workers) ||
 	    (o.mixed && o.pattern != UNIFORM) || o.secs <= 0 || o.interval <= 0 ||
 	    o.move_period <= 0 || o.slow < 0 || o.slow >= 64 || o.fast < 0 ||
-	    o.fast >= 64)
+	    o.fast >= 64 || o.threads < 1 || o.threads > MAX_THREADS)
 		usage(argv[0]);
 }
 
