@@ -41,7 +41,7 @@
  * over regions that stay cold.
  *
  * Candidates are pinned with a reference and queued in a bounded batch,
- * which a migration stage of the same thread drains while the mmap_lock of
+ * which a migration stage of the same scan step drains while the mmap_lock of
  * the mm is still held for read: see kmmscand_promote_batch() for why this
  * is a batch stage rather than a second thread.  The target is the
  * target_node knob if it is set, otherwise the top-tier node nearest to
@@ -83,15 +83,21 @@
  *   Accessed bit test and for pinning the folio.  It is never held across
  *   migration, which takes the LRU and folio locks itself.
  * - kmmscand_mm_lock (a spinlock) protects the slot hash, the queue of
- *   slots by due time and the slot the thread holds.
- *   The thread takes it with no other lock held; nothing sleeps under it.
- *   Under it, the thread takes the pi_lock of a task given a batch
+ *   slots by due time and which slots a scan step holds.  It is taken
+ *   with no other kmmscand lock held; nothing sleeps under it.  Under it,
+ *   the thread takes the pi_lock of a task given a batch
  *   (task_work_cancel()) when it stops.
- *   The slot the thread holds, out of the queue, belongs to the thread:
- *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
- *   has no users.  Of the fields of a slot, the lock covers the hash and
- *   queue linkage and, while the slot is queued, its due time; the others
- *   are only used by the thread.
+ *   A held slot, out of the queue, belongs to the scan step that holds
+ *   it, in the thread or in a thread of the mm: __kmmscand_exit() leaves
+ *   it alone and the holder frees it once its mm has no users.  Of the
+ *   fields of a slot, the lock covers the hash and queue linkage and,
+ *   while the slot is queued, its due time, and the figures that threads
+ *   of the mm add to (&struct kmmscand_mm_stats); the holder alone uses
+ *   the others.
+ * - kmmscand_node_lock (a spinlock) serialises the updates of the state
+ *   of each target node (&struct kmmscand_node) by scan steps that run
+ *   at once.  It is taken with no other kmmscand lock held; nothing
+ *   sleeps under it.
  *
  * Every access to the address space of an mm happens between a successful
  * mmget_not_zero() and the matching mmput_async(), so an exiting mm is
@@ -140,7 +146,9 @@
  * the history costs 2 KiB per GiB of address space that holds scanned
  * memory (a 1024th of the PTE tables that map it), plus one 576-byte
  * xarray node per 64 chunks.  It belongs to the mm's slot and is freed
- * with it.  Only the kmmscand thread reads or writes it.
+ * with it.  Only the scan step that holds the slot reads or writes it, in
+ * the kmmscand thread or in a thread of the mm (see "kmmscand scanning by
+ * the owner").
  *
  * smart_scan=0 stops the passing over; the history is still kept, since
  * the first-visit rule needs it.
@@ -156,7 +164,9 @@
  * slow-tier memory has a two-bit heat: up by one at each read of the region
  * that finds it accessed, down by one at each that does not
  * (kmmscand_heat_note()).  An accessed entry has its folio queued only if its
- * heat reaches the threshold of the nearest target node (kmmscand_heat_hot()).
+ * heat reaches the threshold of the nearest target node that takes
+ * promotions when the scan step begins (kmmscand_targets_closed(),
+ * kmmscand_heat_hot()).
  * The threshold is min_heat, 1 (every accessed folio) unless the administrator
  * asks for more, until the node refuses candidates for want of room or rate.
  * Then it rises by one, at most every KMMSCAND_HEAT_TIGHTEN_MS, up to
@@ -190,8 +200,8 @@
  * The heat of a region is three bits per entry, 192 bytes with 4 KiB
  * pages, allocated on the first read of the region as a primed one: about
  * 96 KiB per GiB of address space that held slow-tier memory.  It belongs
- * to the mm's slot and is freed with it; only the kmmscand thread reads or
- * writes it.
+ * to the mm's slot and is freed with it; only the scan step that holds the
+ * slot reads or writes it.
  */
 
 /**
@@ -397,9 +407,8 @@
  * KMMSCAND_SCAN_DELAY_MS: how long after exec or fork a new mm is first
  * scanned.  Most short lived processes are gone by then.  A first scan
  * before a process has put its memory in place finds nothing, and
- * lengthens the period that the scan of that memory then waits for: in
- * make bench, 1000 ms made one workload faster and another one slower,
- * 400 ms made both slower than two seconds (see the changelog).
+ * lengthens the period that the scan of that memory then waits for;
+ * shorter delays measured no better (see the changelog).
  */
 #define KMMSCAND_SCAN_DELAY_MS		2000
 
@@ -3882,13 +3891,16 @@ int kmmscand_prctl_get(struct mm_struct *mm)
  *
  * A CPU that finds a translation in its TLB uses it without a page walk,
  * and sets no Accessed bit, in the PTE or in the PMD entry above it.
- * Reclaim and MGLRU clear the bits without a flush and rely on TLB
- * pressure to evict the translations soon.  A hot set is exactly what
- * stays in the TLB, though: one that fits the TLBs of the CPUs that run
- * it (a few MiB on current x86, more with PCIDs kept across context
- * switches, far more under QEMU's TCG) would not look accessed again for
- * long.  So a scan step that cleared any bit ends with one flush of the
- * mm's TLB entries: one round of IPIs to the CPUs that run the mm per
+ * Reclaim and MGLRU clear the bits without a flush: there a translation
+ * that stays cached makes a page look colder than it is, and the page was
+ * used too recently to be a likely victim before the TLB turns over.  For
+ * promotion the error falls on the wrong pages: the translations that
+ * stay cached are those of the most used pages, and a hot set that fits
+ * the TLBs of the CPUs that run it (thousands of entries a CPU, kept
+ * across context switches with PCIDs) would look idle after its first
+ * clear for as long as its threads keep their CPUs, and stay on the slow
+ * tier.  So a scan step that cleared any bit ends with one flush of the
+ * mm's TLB entries: one round of IPIs, to the CPUs that run the mm, per
  * step, where NUMA balancing flushes after every range it makes
  * inaccessible and then takes a fault per page.
  */
