@@ -177,9 +177,10 @@ def check_warnings(t, tip):
 
 # ---------------------------------------------------------------- docs
 
-# The documents of the series that Sphinx builds: the directory of the
-# admin guide (a subdirectory of Documentation with its own index).
-SPHINX_DIRS = ("admin-guide/mm",)
+# The documents of the series that Sphinx builds: the directories of the
+# admin guide and of the design document (each a subdirectory of
+# Documentation with its own index).
+SPHINX_DIRS = ("admin-guide/mm", "mm")
 DOCS_OUT = os.path.join(OUT, "docs")
 
 
