@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree kernel kernel-release vm check stress run bench clean
+.PHONY: help deps tree export kernel kernel-release vm check stress run bench clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -42,6 +42,12 @@ deps:
 ##          (FORCE=1 discards local changes there)
 tree:
 	$(KMM) tree $(if $(FORCE),--force)
+
+## export   REF=branch: patches/ and the new files from a reshaped branch
+##          of build/linux (the inverse of make tree; see README.md)
+export:
+	@test -n "$(REF)" || { echo "usage: make export REF=branch"; exit 2; }
+	$(KMM) export $(REF)
 
 ## kernel   build the debug test kernel; prints its path (out/bzImage)
 kernel:
