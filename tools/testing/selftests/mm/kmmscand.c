@@ -3994,4 +3994,219 @@ TEST_F_TIMEOUT(kmmscand, cgroup_off, 2 * PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_GT(p.code[1], 0);
 }
 
+/* The two cgroups of mixed_cgroups_accounted */
+#define CGROUP_MIX_A		"kmmscand_test_mix_a"
+#define CGROUP_MIX_B		"kmmscand_test_mix_b"
+/*
+ * The share of its half of the hot set, in percent, that each cgroup must
+ * have promoted before the test compares the counts: enough batches that
+ * mix the two to tell a per-cgroup accounting from one per batch.
+ */
+#define MIX_MIN_PCT		40
+/* Pages every_other_on_node() asks move_pages() about at once */
+#define MIX_QUERY_PAGES		512
+
+/*
+ * Count the pages of @r from page @first on, every other one, that are on
+ * @node, a batch of move_pages() queries at a time.
+ */
+static long every_other_on_node(const struct tier_region *r, size_t first,
+				int node)
+{
+	size_t psz = getpagesize(), nr = tier_nr_pages(r), i, n;
+	int status[MIX_QUERY_PAGES];
+	void *pages[MIX_QUERY_PAGES];
+	long count = 0;
+
+	for (i = first; i < nr;) {
+		for (n = 0; n < MIX_QUERY_PAGES && i < nr; n++, i += 2)
+			pages[n] = r->addr + i * psz;
+		if (move_pages(0, n, pages, NULL, status, 0))
+			return -errno;
+		while (n--)
+			count += status[n] == node;
+	}
+	return count;
+}
+
+/*
+ * A worker whose hot set is charged to two cgroups page by page: it faults
+ * the even pages in while in CGROUP_MIX_A and the odd ones after moving
+ * to CGROUP_MIX_B (cgroup v2 does not move charges), all on @slow, so
+ * that every batch kmmscand migrates mixes the two.  Once stopped, it
+ * writes to @result how many of the even and of the odd pages are on
+ * @top.
+ */
+static void mixed_worker(int slow, int top, int stop, int ready, int result)
+{
+	struct pollfd pfd = { .fd = stop, .events = POLLIN };
+	size_t psz = getpagesize(), off;
+	unsigned long mask = 1UL << slow;
+	char procs[PATH_MAX], c = 0;
+	struct tier_region hot;
+	long on_top[2];
+	int half;
+
+	hot.size = HOT_SIZE;
+	hot.addr = mmap(NULL, hot.size, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (hot.addr == MAP_FAILED ||
+	    (madvise(hot.addr, hot.size, MADV_NOHUGEPAGE) && errno != EINVAL) ||
+	    set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
+		_exit(WORKER_NO_PLACE);
+	for (half = 0; half < 2; half++) {
+		cg_path(procs, sizeof(procs), half ? CGROUP_MIX_B : CGROUP_MIX_A,
+			"cgroup.procs");
+		if (tier_write_str(procs, "0"))
+			_exit(WORKER_NO_CGROUP);
+		for (off = half * psz; off < hot.size; off += 2 * psz)
+			hot.addr[off] = 1;
+	}
+	if (set_mempolicy(MPOL_DEFAULT, NULL, 0) ||
+	    tier_pages_on_node(&hot, slow) != (long)tier_nr_pages(&hot) ||
+	    write(ready, &c, 1) != 1)
+		_exit(WORKER_NO_PLACE);
+	close(ready);
+	while (!poll(&pfd, 1, 0))
+		tier_touch(&hot, 1);
+	for (half = 0; half < 2; half++) {
+		on_top[half] = every_other_on_node(&hot, half, top);
+		if (on_top[half] < 0)
+			_exit(WORKER_NO_PLACE);
+	}
+	if (write(result, on_top, sizeof(on_top)) != sizeof(on_top))
+		_exit(WORKER_NO_PLACE);
+	_exit(0);
+}
+
+/* The sum of the counters of the memory.stat of @cg that start @prefix */
+static unsigned long long cg_stat_sum(const char *cg, const char *prefix)
+{
+	unsigned long long value, sum = 0;
+	char path[PATH_MAX], name[64];
+	FILE *fp;
+
+	cg_path(path, sizeof(path), cg, "memory.stat");
+	fp = fopen(path, "r");
+	if (!fp)
+		return 0;
+	while (fscanf(fp, "%63s %llu", name, &value) == 2)
+		if (!strncmp(name, prefix, strlen(prefix)))
+			sum += value;
+	fclose(fp);
+	return sum;
+}
+
+/*
+ * Condition for tier_wait(): each cgroup counts at least @min promotions,
+ * or, with @want, at least as many as it has pages on the top node.
+ */
+struct mix_cond {
+	unsigned long long min;
+	const long *want;
+	unsigned long long promoted[2], demoted[2];
+};
+
+static bool mix_promoted(void *arg)
+{
+	static const char * const cgs[] = { CGROUP_MIX_A, CGROUP_MIX_B };
+	struct mix_cond *c = arg;
+	bool enough = true;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		c->promoted[i] = cg_stat(cgs[i], "pgpromote_success");
+		c->demoted[i] = cg_stat_sum(cgs[i], "pgdemote_");
+		enough = enough && c->promoted[i] >=
+			 (c->want ? (unsigned long long)c->want[i] : c->min);
+	}
+	return enough;
+}
+
+/*
+ * Promotions are accounted to the cgroup each page is charged to
+ * (pgpromote_success in memory.stat), although each batch kmmscand
+ * migrates holds pages of two cgroups: each cgroup counts no more
+ * promotions than it has pages, and the pages it had demoted since.  Had
+ * a batch's promotions all gone to the cgroup of one of its pages, one
+ * cgroup would count most of the other's.
+ */
+TEST_F_TIMEOUT(kmmscand, mixed_cgroups_accounted, PROMOTE_TEST_TIMEOUT_S)
+{
+	const unsigned long long half = HOT_SIZE / getpagesize() / 2;
+	struct mix_cond cond = { .min = half * MIX_MIN_PCT / 100 };
+	struct pollfd pfd = { .events = POLLIN };
+	int stop[2], ready[2], result[2], status;
+	char buf[TIER_VALUE_LEN], c;
+	bool placed, promoted, reported, counted;
+	long on_top[2] = { -1, -1 };
+	pid_t pid;
+	int i;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (!cgroup2_mounted() ||
+	    cg_read("", "cgroup.controllers", buf, sizeof(buf)) ||
+	    !strstr(buf, "memory") ||
+	    cg_write("", "cgroup.subtree_control", "+memory") ||
+	    cg_mkdir(CGROUP_MIX_A) || cg_mkdir(CGROUP_MIX_B)) {
+		const char *env = getenv(REQUIRE_CGROUP_ENV);
+
+		cg_rmdir(CGROUP_MIX_A);
+		cg_rmdir(CGROUP_MIX_B);
+		ASSERT_FALSE(env && !strcmp(env, "1")) {
+			TH_LOG("no memory cgroups to use, and %s=1",
+			       REQUIRE_CGROUP_ENV);
+		}
+		SKIP(return, "no memory cgroups to use");
+	}
+
+	ASSERT_EQ(0, pipe(stop));
+	ASSERT_EQ(0, pipe(ready));
+	ASSERT_EQ(0, pipe(result));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		close(stop[1]);
+		close(ready[0]);
+		close(result[0]);
+		mixed_worker(self->slow, self->top, stop[0], ready[1],
+			     result[1]);
+	}
+	close(stop[0]);
+	close(ready[1]);
+	close(result[1]);
+	pfd.fd = ready[0];
+	placed = poll(&pfd, 1, PROMOTE_TIMEOUT_MS) == 1 &&
+		 read(ready[0], &c, 1) == 1;
+	promoted = placed && tier_wait(NULL, 0, mix_promoted, &cond,
+				       PROMOTE_TIMEOUT_MS);
+	close(stop[1]);
+	reported = read(result[0], on_top, sizeof(on_top)) == sizeof(on_top);
+	close(ready[0]);
+	close(result[0]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	/* Until the counts cover every page the worker found promoted */
+	cond.want = on_top;
+	counted = reported && tier_wait(NULL, 0, mix_promoted, &cond,
+					TIER_VMSTAT_LAG_MS);
+	cg_rmdir(CGROUP_MIX_A);
+	cg_rmdir(CGROUP_MIX_B);
+
+	for (i = 0; i < 2; i++)
+		TH_LOG("%s: %ld of its %llu pages on node %d; promoted %llu, demoted %llu",
+		       i ? CGROUP_MIX_B : CGROUP_MIX_A, on_top[i], half,
+		       self->top, cond.promoted[i], cond.demoted[i]);
+	ASSERT_TRUE(placed) {
+		TH_LOG("worker not placed: status %#x", status);
+	}
+	ASSERT_TRUE(reported);
+	EXPECT_TRUE(promoted) {
+		TH_LOG("each cgroup was to promote %llu pages", cond.min);
+	}
+	EXPECT_TRUE(counted);
+	for (i = 0; i < 2; i++)
+		EXPECT_LE(cond.promoted[i], half + cond.demoted[i]);
+}
+
 TEST_HARNESS_MAIN
