@@ -2741,7 +2741,7 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 }
 
 /*
- * many_processes_promoted: issue 16's many small processes. MANY_CHILDREN
+ * many_processes_promoted: many small processes at once. MANY_CHILDREN
  * processes, each with a hot set of MANY_HOT_SIZE placed on the slow node:
  * 256 MiB in all, which either node of a two-tier machine with a few GiB a
  * node holds with room to spare.
