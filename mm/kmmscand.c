@@ -293,6 +293,7 @@
 #define pr_fmt(fmt) "kmmscand: " fmt
 
 #include <linux/bitfield.h>
+#include <linux/bitops.h>
 #include <linux/bsearch.h>
 #include <linux/cpuset.h>
 #include <linux/freezer.h>
@@ -3313,6 +3314,33 @@ static u32 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 				 unsigned long index)
 {
 	struct kmmscand_hist_chunk *chunk;
+
+	/* The fields of a history are disjoint and fit in its 32 bits */
+	BUILD_BUG_ON((KMMSCAND_HIST_AGE |
+		      KMMSCAND_HIST_SKIPS |
+		      KMMSCAND_HIST_PRIMED |
+		      KMMSCAND_HIST_NO_SLOW |
+		      KMMSCAND_HIST_PMD_NOISY |
+		      KMMSCAND_HIST_PMD_OLD) > U32_MAX);
+	BUILD_BUG_ON(hweight32(KMMSCAND_HIST_AGE |
+			       KMMSCAND_HIST_SKIPS |
+			       KMMSCAND_HIST_PRIMED |
+			       KMMSCAND_HIST_NO_SLOW |
+			       KMMSCAND_HIST_PMD_NOISY |
+			       KMMSCAND_HIST_PMD_OLD) !=
+		     hweight32(KMMSCAND_HIST_AGE) +
+		     hweight32(KMMSCAND_HIST_SKIPS) +
+		     hweight32(KMMSCAND_HIST_PRIMED) +
+		     hweight32(KMMSCAND_HIST_NO_SLOW) +
+		     hweight32(KMMSCAND_HIST_PMD_NOISY) +
+		     hweight32(KMMSCAND_HIST_PMD_OLD));
+	/* They hold the largest values the schedule needs */
+	BUILD_BUG_ON(FIELD_MAX(KMMSCAND_HIST_SKIPS) <
+		     KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+	BUILD_BUG_ON(FIELD_MAX(KMMSCAND_HIST_PMD_OLD) <
+		     KMMSCAND_PMD_OLD_MAX_SKIPS);
+	BUILD_BUG_ON(sizeof(*chunk) !=
+		     KMMSCAND_HIST_CHUNK_REGIONS * sizeof(u32));
 
 	chunk = kmmscand_xa_get(&ms->history,
 				index / KMMSCAND_HIST_CHUNK_REGIONS,
