@@ -3789,10 +3789,14 @@ static void cg_rmdir(const char *cg)
 	rmdir(path);
 }
 
-/* The value of @key in the memory.stat of @cg, 0 if absent */
-static unsigned long long cg_stat(const char *cg, const char *key)
+/*
+ * The sum of the counters in the memory.stat of @cg named @key, or, with
+ * @prefix, whose names start with @key; 0 if there is none.
+ */
+static unsigned long long cg_stat_sum(const char *cg, const char *key,
+				      bool prefix)
 {
-	unsigned long long value, found = 0;
+	unsigned long long value, sum = 0;
 	char path[PATH_MAX], name[64];
 	FILE *fp;
 
@@ -3801,10 +3805,17 @@ static unsigned long long cg_stat(const char *cg, const char *key)
 	if (!fp)
 		return 0;
 	while (fscanf(fp, "%63s %llu", name, &value) == 2)
-		if (!strcmp(name, key))
-			found = value;
+		if (prefix ? !strncmp(name, key, strlen(key)) :
+			     !strcmp(name, key))
+			sum += value;
 	fclose(fp);
-	return found;
+	return sum;
+}
+
+/* The value of @key in the memory.stat of @cg, 0 if absent */
+static unsigned long long cg_stat(const char *cg, const char *key)
+{
+	return cg_stat_sum(cg, key, false);
 }
 
 /* Condition for tier_wait(): memory.stat of @cg counts @min promotions */
@@ -4079,24 +4090,6 @@ static void mixed_worker(int slow, int top, int stop, int ready, int result)
 	_exit(0);
 }
 
-/* The sum of the counters of the memory.stat of @cg that start @prefix */
-static unsigned long long cg_stat_sum(const char *cg, const char *prefix)
-{
-	unsigned long long value, sum = 0;
-	char path[PATH_MAX], name[64];
-	FILE *fp;
-
-	cg_path(path, sizeof(path), cg, "memory.stat");
-	fp = fopen(path, "r");
-	if (!fp)
-		return 0;
-	while (fscanf(fp, "%63s %llu", name, &value) == 2)
-		if (!strncmp(name, prefix, strlen(prefix)))
-			sum += value;
-	fclose(fp);
-	return sum;
-}
-
 /*
  * Condition for tier_wait(): each cgroup counts at least @min promotions,
  * or, with @want, at least as many as it has pages on the top node.
@@ -4116,7 +4109,7 @@ static bool mix_promoted(void *arg)
 
 	for (i = 0; i < 2; i++) {
 		c->promoted[i] = cg_stat(cgs[i], "pgpromote_success");
-		c->demoted[i] = cg_stat_sum(cgs[i], "pgdemote_");
+		c->demoted[i] = cg_stat_sum(cgs[i], "pgdemote_", true);
 		enough = enough && c->promoted[i] >=
 			 (c->want ? (unsigned long long)c->want[i] : c->min);
 	}
