@@ -35,7 +35,8 @@
  * The bound: the pages granted for a node in one window never exceed the
  * limit, so over any one second they stay below twice the limit (the end
  * of one window and the start of the next).  A lowered limit holds from
- * the next request charged to the node's count.
+ * the next request charged to the node's count; what CPUs hold in their
+ * stocks (below) may still be granted until the window ends.
  *
  * Hint faults come one page at a time on every CPU.  So that each of them
  * does not write the node's word, a CPU charges a stock of pages at a
