@@ -23,8 +23,8 @@ check:
 stress:
 	$(KMM) stress $(if $(STRESS_SECONDS),--seconds $(STRESS_SECONDS))
 
-## bench    kmmscand vs NUMA balancing tiering mode on the release kernel:
-##          table, out/bench/bench.json, PNG plots (QUICK=1: ~5 min;
+## bench    kmmscand vs NUMA balancing tiering mode and DAMON, release kernel:
+##          table, out/bench/bench.json, PNG plots (QUICK=1: ~6 min;
 ##          WORKLOADS=a,c CONFIGS=numab,kmmscand to pick; KERNEL=bzImage
 ##          to measure a given kernel as it is; HOST=1: on this machine,
 ##          no VM, if it runs the series and has a slow tier, into

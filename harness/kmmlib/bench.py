@@ -115,17 +115,25 @@ SERVER_SAMPLE_MS = 1000
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 
 # Workloads that a run with no CONFIGS= runs under some configurations
-# only, to keep the full run within 40 minutes.  The scan-cost variants
-# are measured on (a) to (h).  (i), (j): no promotion (none) has no page
-# on the fast node, so nothing to weigh.  (k): the oracle cannot place
-# anything on a node that is full; none is the baseline of kswapd's work.
+# only, to keep the full run within 40 minutes.  Every workload of the
+# full run compares the mechanisms: NUMA balancing, kmmscand and DAMON
+# (damon-paddr).  The scan-cost variants are measured where scan cost
+# and reaction differ: (a) uniform, (b) skewed, (c) mostly idle, (g) a
+# moving hot set, and (h); on (d), (e) and (f) they walk the same tables
+# as there, and the time goes to DAMON instead.  (i), (j): no promotion
+# (none) has no page on the fast node, so nothing to weigh.  (k): the
+# oracle cannot place anything on a node that is full; none is the
+# baseline of kswapd's work.
 # (l), (m): what they measure is how promotion shares out among processes.
 # (t): NUMA balancing against the base kernel, and kmmscand's TLB flushes,
 # with many threads of one process.
 WORKLOAD_CONFIGS = {
-    "i": ("numab", "kmmscand", "oracle"),
-    "j": ("numab", "kmmscand", "oracle"),
-    "k": ("none", "numab", "kmmscand"),
+    "d": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
+    "e": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
+    "f": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
+    "i": ("numab", "kmmscand", "damon-paddr", "oracle"),
+    "j": ("numab", "kmmscand", "damon-paddr", "oracle"),
+    "k": ("none", "numab", "kmmscand", "damon-paddr"),
     "l": ("numab", "kmmscand"),
     "m": ("numab", "kmmscand"),
     "s": ("none", "numab", "kmmscand", "oracle"),
@@ -160,11 +168,14 @@ CONFIGS = {
 # the slow node the scanner passes over VMAs that took none, and its scan
 # period has grown: numab-late shows a scanner that starts fresh.
 SERVER_ONLY_CONFIGS = ("numab-late",)
-# The configurations a run with no CONFIGS= measures: DAMON's take a
-# configuration more per workload than the full run's 40 minutes allow,
-# so CONFIGS= names them.
-DEFAULT_CONFIGS = tuple(c for c in CONFIGS if not c.startswith("damon-")
-                        and c not in SERVER_ONLY_CONFIGS)
+# The configurations a run with no CONFIGS= measures: DAMON as its
+# documentation sets it up (damon-paddr) beside NUMA balancing and
+# kmmscand; its other variants when CONFIGS= names them (damon-vaddr
+# promotes nothing in 6.12, and damon-paddr-noquota is the quota's
+# ablation).
+DEFAULT_CONFIGS = ("none", "numab", "kmmscand", "damon-paddr",
+                   "kmm-no-smart-scan", "kmm-no-pmd-young",
+                   "kmm-no-idle-skip", "kmm-all-off", "oracle")
 
 # Any configuration with "+mglru" after it runs with the multi-gen LRU on
 # (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
@@ -193,7 +204,8 @@ STALL_LIMIT_S = 1.0
 RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150}
 
 QUICK_WORKLOADS = ("a", "c", "f")
-QUICK_CONFIGS = ("numab", "kmmscand", "kmm-all-off", "oracle")
+QUICK_CONFIGS = ("numab", "kmmscand", "damon-paddr", "kmm-all-off",
+                 "oracle")
 QUICK_SECONDS = 12
 
 # bench.sh's last line: it went through the whole plan.
@@ -935,8 +947,66 @@ SERVER_LEGEND = (
     "of all keys (any fails the run).")
 
 
+# The mechanisms the headline table sets side by side, and its legend.
+MECHANISMS = (("numab", "NUMA balancing"), ("kmmscand", "kmmscand"),
+              ("damon-paddr", "DAMON"))
+HEADLINE_LEGEND = (
+    "Modeled slowdown over the run against the VM's HMAT latencies "
+    "(1.00x: every access served by the fast node), for each mechanism "
+    "at its defaults; lowest: the mechanism with the lowest, and "
+    "kmmscand/lowest how far kmmscand is from it (1.00: kmmscand is "
+    "lowest). CPU: the kmmscand thread and the processes' share of its "
+    "work (kmmscand), the kdamond threads (DAMON); app sys: the "
+    "application's system time, hint faults included. Each figure is "
+    "one run: the runs named as disturbed below, and differences of a "
+    "few hundredths, need a repeat before they are read one by one.")
+
+
+def headline_rows(table):
+    """(header, rows): a row per workload, the mechanisms side by side;
+    None if the runs measured no mechanism."""
+    mechs = [(c, name) for c, name in MECHANISMS
+             if any(c in cfgs for cfgs in table.values())]
+    if not mechs:
+        return None
+    header = (["workload"] + [f"{name} slowdown" for _, name in mechs] +
+              ["oracle", "lowest", "kmmscand/lowest", "kmmscand CPU s",
+               "DAMON CPU s", "app sys s NUMA balancing",
+               "app sys s kmmscand"])
+    rows = []
+    for w in sorted(table):
+        cfgs = table[w]
+        slow = {c: cfgs[c].get("slowdown") for c, _ in mechs if c in cfgs}
+        slow = {c: v for c, v in slow.items() if v is not None}
+        best = min(slow, key=slow.get) if slow else None
+        kmm = cfgs.get("kmmscand", {})
+        kmm_cpu = None
+        if kmm:
+            kmm_cpu = (kmm.get("kmmscand_cpu_s") or 0) + \
+                (kmm.get("kmmscand_owner_cpu_s") or 0)
+        rel = (slow["kmmscand"] / slow[best]
+               if best and "kmmscand" in slow else None)
+
+        def sys_of(c):
+            return (cfgs[c].get("app_sys_s", cfgs[c].get("server_sys_s"))
+                    if c in cfgs else None)
+        rows.append(
+            [f"({w})"] + [fmt_x(slow.get(c)) for c, _ in mechs] +
+            [fmt_x((cfgs.get("oracle") or {}).get("slowdown")),
+             dict(mechs).get(best, "-"), fmt(rel, ".2f"),
+             fmt(kmm_cpu, ".2f"),
+             fmt((cfgs.get("damon-paddr") or {}).get("damon_cpu_s"), ".2f"),
+             fmt(sys_of("numab"), ".2f"), fmt(sys_of("kmmscand"), ".2f")])
+    return header, rows
+
+
 def markdown(table, order, header, model=None):
     out = [header, ""]
+    headline = headline_rows(table)
+    if headline:
+        out += ["Mechanisms side by side:", ""]
+        out += markdown_table(*headline)
+        out += [HEADLINE_LEGEND, ""]
     for w in sorted(table):
         out.append(f"Workload ({w}): {WORKLOADS[w][0]}")
         out.append("")
@@ -973,6 +1043,10 @@ def terminal(table, order):
         if rows:
             print(f"  counters ({w}):")
             print_aligned(["config"] + [n for n, _ in columns], rows)
+    headline = headline_rows(table)
+    if headline and len(table) > 1:
+        print("\nMechanisms side by side (modeled slowdown; CPU s):")
+        print_aligned(*headline)
 
 
 def plot(json_path, out_dir=BENCH_OUT):

@@ -107,8 +107,8 @@ def bench_section():
              "machine; it builds the release kernel and runs every workload",
              "in a two-tier QEMU VM, one node fast with the CPUs, one slow",
              "and CPU-less):", "",
-             "  make bench          # about 30 minutes on 2 cores",
-             "  make bench QUICK=1  # about 5 minutes", "",
+             "  make bench          # about 35 minutes on 2 cores",
+             "  make bench QUICK=1  # about 6 minutes", "",
              "Figures are ratios to the NUMA balancing tiering mode and oracle",
              "runs of the same invocation, since absolute times under TCG mean",
              "little.", ""]
