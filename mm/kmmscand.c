@@ -351,10 +351,10 @@
 /*
  * SCAN_PERIOD_CHANGE_SCALE: the shift applied to the period when the
  * activity of an mm appears (X = 0, Y > 0: shorter) or vanishes (X > 0,
- * Y = 0: longer).  A change of regime deserves an order of magnitude: 8x
- * takes the default period of 2000 ms straight to either default clamp,
- * so an mm that turns hot is rescanned at once and one that turns idle
- * stops costing CPU at once.
+ * Y = 0, and not because the last scan promoted it: longer).  A change of
+ * regime deserves an order of magnitude: 8x takes the default period of
+ * 2000 ms straight to either default clamp, so an mm that turns hot is
+ * rescanned at once and one that turns idle stops costing CPU at once.
  */
 #define SCAN_PERIOD_CHANGE_SCALE	3
 
@@ -758,11 +758,14 @@ struct kmmscand_tuning {
  * @size_mb: address space one scan covers
  * @prev_accessed: X, the accessed slow-tier pages the last scan found,
  *	zero if that was below the threshold
+ * @prev_promoted: the last scan isolated for promotion at least half of
+ *	the X pages it found
  */
 struct kmmscand_scan_state {
 	unsigned long period_ms;
 	unsigned long size_mb;
 	unsigned long prev_accessed;
+	bool prev_promoted;
 };
 
 /**
@@ -889,6 +892,7 @@ struct kmmscand_region {
  *	less those that no node had room for
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
+ * @isolated: base pages the scan in progress isolated for promotion
  * @eligible: the scan in progress walked a VMA that it may promote from
  * @shared_policy: the scan in progress saw a VMA with a shared policy
  * @parked: the last scan, whole in one step, could walk no VMA, and no
@@ -927,6 +931,7 @@ struct kmmscand_mm_slot {
 	unsigned long scanned;
 	unsigned long accessed;
 	unsigned long primed;
+	unsigned long isolated;
 	bool eligible;
 	bool shared_policy;
 	bool parked;
@@ -1025,6 +1030,7 @@ struct kmmscand_batch {
  * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
  * @no_room: base pages of candidates refused for want of room
+ * @isolated: base pages of candidates isolated for promotion
  * @threshold: the heat an accessed entry needs for its folio to be queued
  * @not_hot: accessed slow-tier base pages below @threshold
  * @max_heat: the highest heat of the folios that the step queued
@@ -1064,6 +1070,7 @@ struct kmmscand_walk_ctl {
 	bool flush_tlb;
 	bool off_lru;
 	unsigned long no_room;
+	unsigned long isolated;
 	unsigned int threshold;
 	unsigned long not_hot;
 	unsigned int max_heat;
@@ -1204,6 +1211,7 @@ static unsigned long kmmscand_clamp(unsigned long val,
  * @st: the scan state of the mm, updated in place
  * @accessed: the accessed slow-tier pages the scan that just ended found,
  *	including the young ones of regions it primed
+ * @promoted: the base pages that scan isolated for promotion
  * @t: the knobs
  *
  * X is what the previous scan found (@st->prev_accessed) and Y what this
@@ -1213,12 +1221,18 @@ static unsigned long kmmscand_clamp(unsigned long val,
  *   (SCAN_PERIOD_TUNE_PERCENT) and over half the size.
  * - X = 0, Y > 0: activity appeared.  Scan much more often
  *   (SCAN_PERIOD_CHANGE_SCALE) and over the maximum size.
- * - X > 0, Y = 0: activity vanished.  Scan much less often; keep the size,
- *   the hot data may just lie beyond this scan's reach.
+ * - X > 0, Y = 0, and the previous scan promoted most of X: the hot memory
+ *   left the slow tier, the mm did not stop.  Scan a little less often,
+ *   as when still idle, and keep the size: a hot set that moves on to
+ *   other slow-tier memory is found a short period later.
+ * - X > 0, Y = 0 otherwise: activity vanished.  Scan much less often; keep
+ *   the size, the hot data may just lie beyond this scan's reach.
  * - X > 0, Y > 0: still busy.  Scan a little more often and over twice the
  *   size.
  *
- * Both results are clamped to their knob ranges.
+ * Both results are clamped to their knob ranges.  An mm that stops running
+ * is not scanned at all while skip_idle_mm is set (kmmscand_skip_idle()),
+ * which counts that as activity vanished whatever the last scan promoted.
  *
  * Young pages in a region being primed are no promotion candidates, but
  * they are activity: memory the mm populated or used since the previous
@@ -1228,6 +1242,7 @@ static unsigned long kmmscand_clamp(unsigned long val,
  */
 static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 				       unsigned long accessed,
+				       unsigned long promoted,
 				       const struct kmmscand_tuning *t)
 {
 	unsigned long x = st->prev_accessed;
@@ -1241,6 +1256,8 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 	} else if (!x) {
 		period >>= SCAN_PERIOD_CHANGE_SCALE;
 		size = t->size_mb.max;
+	} else if (!y && st->prev_promoted) {
+		period += DIV_ROUND_UP(period * SCAN_PERIOD_TUNE_PERCENT, 100);
 	} else if (!y) {
 		period <<= SCAN_PERIOD_CHANGE_SCALE;
 	} else {
@@ -1251,6 +1268,7 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 	st->period_ms = kmmscand_clamp(period, &t->period_ms);
 	st->size_mb = kmmscand_clamp(size, &t->size_mb);
 	st->prev_accessed = y;
+	st->prev_promoted = y && promoted >= DIV_ROUND_UP(y, 2);
 }
 
 /*
@@ -3019,6 +3037,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 					      &isolated, queued);
 		if (result == KMMSCAND_PROMOTED) {
 			queued += b->entry[i].nr;
+			ctl->isolated += b->entry[i].nr;
 			/* Steps of processes run at once: each sees the others' */
 			if (ctl->by_owner)
 				atomic_long_add(b->entry[i].nr,
@@ -3583,6 +3602,7 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->scanned = 0;
 	ms->accessed = 0;
 	ms->primed = 0;
+	ms->isolated = 0;
 	ms->eligible = false;
 	ms->shared_policy = false;
 	ms->begun = true;
@@ -3608,7 +3628,8 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	kmmscand_read_tuning(&t);
 	if (ms->eligible) {
 		kmmscand_update_scan_state(&ms->state,
-					   ms->accessed + ms->primed, &t);
+					   ms->accessed + ms->primed,
+					   ms->isolated, &t);
 		wait_ms = ms->state.period_ms;
 	} else {
 		wait_ms = t.period_ms.min;
@@ -3736,6 +3757,7 @@ static void kmmscand_init_ctl(struct kmmscand_step *step,
 	ctl->flush_tlb = false;
 	ctl->off_lru = false;
 	ctl->no_room = 0;
+	ctl->isolated = 0;
 	ctl->threshold = 1;
 	ctl->not_hot = 0;
 	ctl->max_heat = 0;
@@ -3796,7 +3818,9 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 		return false;
 
 	kmmscand_read_tuning(&t);
-	kmmscand_update_scan_state(&ms->state, 0, &t);
+	/* The mm stopped: its activity vanished, whatever was promoted */
+	ms->state.prev_promoted = false;
+	kmmscand_update_scan_state(&ms->state, 0, 0, &t);
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
 	ms->begun = true;
 	count_vm_event(KMMSCAND_MM_IDLE_SKIPPED);
@@ -4060,6 +4084,7 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 	/* What no node had room for is no reason to scan sooner */
 	ms->accessed += ctl->accessed - min(ctl->accessed, ctl->no_room);
 	ms->primed += ctl->primed;
+	ms->isolated += ctl->isolated;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);
 	ms->stats.pte_scanned += ctl->scanned;

@@ -33,7 +33,7 @@ static void kmmscand_test_state(struct kunit *test, unsigned long period,
 		.prev_accessed = x,
 	};
 
-	kmmscand_update_scan_state(&st, y, &kmmscand_test_tuning);
+	kmmscand_update_scan_state(&st, y, 0, &kmmscand_test_tuning);
 	KUNIT_EXPECT_EQ(test, st.period_ms, want_period);
 	KUNIT_EXPECT_EQ(test, st.size_mb, want_size);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, want_x);
@@ -60,6 +60,45 @@ static void kmmscand_test_busy_turns_idle(struct kunit *test)
 	kmmscand_test_state(test, 400, 4096, 500, 0, 3200, 4096, 0);
 	/* 2000 << 3 = 16000, clamped to the maximum */
 	kmmscand_test_state(test, 2000, 1024, 500, 0, 5000, 1024, 0);
+}
+
+/*
+ * X > 0, Y = 0 after a scan that promoted at least half of X: the hot pages
+ * left the slow tier; the period grows by SCAN_PERIOD_TUNE_PERCENT only,
+ * the size is kept, and from then on the mm is idle as usual.
+ */
+static void kmmscand_test_promoted_moves_on(struct kunit *test)
+{
+	const struct kmmscand_tuning *t = &kmmscand_test_tuning;
+	struct kmmscand_scan_state st = { .period_ms = 400, .size_mb = 4096 };
+
+	kmmscand_update_scan_state(&st, 500, 500, t);
+	KUNIT_EXPECT_TRUE(test, st.prev_promoted);
+	kmmscand_update_scan_state(&st, 0, 0, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
+	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
+	kmmscand_update_scan_state(&st, 0, 0, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 529UL);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 8192UL);
+
+	/* Exactly half of X counts */
+	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
+	kmmscand_update_scan_state(&st, 500, 250, t);
+	kmmscand_update_scan_state(&st, 0, 0, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
+
+	/* Less than half: the rest of the activity vanished */
+	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
+	kmmscand_update_scan_state(&st, 500, 249, t);
+	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
+	kmmscand_update_scan_state(&st, 0, 0, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 3200UL);
+
+	/* A scan below min_accessed promoted nothing that counts */
+	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
+	kmmscand_update_scan_state(&st, 99, 99, t);
+	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
 }
 
 /* X > 0, Y > 0: period down by SCAN_PERIOD_TUNE_PERCENT, size doubled */
@@ -97,7 +136,7 @@ static void kmmscand_test_threshold(struct kunit *test)
 
 	/* With no threshold, a single page is activity */
 	t.min_accessed = 0;
-	kmmscand_update_scan_state(&st, 1, &t);
+	kmmscand_update_scan_state(&st, 1, 0, &t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
 	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, 1UL);
@@ -1039,6 +1078,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
 	KUNIT_CASE(kmmscand_test_busy_turns_idle),
+	KUNIT_CASE(kmmscand_test_promoted_moves_on),
 	KUNIT_CASE(kmmscand_test_busy_stays_busy),
 	KUNIT_CASE(kmmscand_test_clamps),
 	KUNIT_CASE(kmmscand_test_threshold),

@@ -1280,6 +1280,8 @@ static void scanned_child(int node, unsigned int life_ms, bool thp,
 /* The figures of /proc/<pid>/kmmscand that the tests look at */
 struct proc_figures {
 	unsigned long long tracked;
+	unsigned long long scans;
+	unsigned long long period_ms;
 	unsigned long long pte_scanned;
 	unsigned long long accessed;
 	unsigned long long promoted;
@@ -1296,6 +1298,8 @@ static const struct {
 	size_t offset;
 } proc_figure_lines[] = {
 	{ "tracked", offsetof(struct proc_figures, tracked) },
+	{ "scans", offsetof(struct proc_figures, scans) },
+	{ "scan_period_ms", offsetof(struct proc_figures, period_ms) },
 	{ "pte_scanned", offsetof(struct proc_figures, pte_scanned) },
 	{ "slowtier_accessed", offsetof(struct proc_figures, accessed) },
 	{ "promoted", offsetof(struct proc_figures, promoted) },
@@ -3315,6 +3319,99 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_LE(a->accessed - b->accessed,
 		  stat_delta(&before, &after, SLOWTIER_ACCESSED));
 	EXPECT_GT(a->cpu_ns, b->cpu_ns);
+}
+
+/*
+ * hot_set_moves_on: once its hot set is on the top tier, a process that
+ * goes on running is scanned at about its short period while scans find
+ * nothing accessed on the slow tier, not at 8 times it (the change scale of
+ * a process that went idle), so that its next hot set is found soon.
+ * The period is pinned to start at MOVES_PERIOD_MIN_MS, a few of the
+ * test's polls (TIER_POLL_MS), so that it is read within a few scans of the
+ * end of the promotion: each quiet scan lengthens it by 15%, and fourteen
+ * would take it to 8 times the floor.  MOVES_PERIOD_MAX_MS leaves room
+ * above 8 times the floor, so that a lengthened period would show;
+ * MOVES_QUIET_SCANS scans that found no accessed slow-tier page are
+ * watched.
+ */
+#define MOVES_PERIOD_MIN_MS	400
+#define MOVES_PERIOD_MAX_MS	5000
+#define MOVES_CHANGE_SCALE	8
+#define MOVES_QUIET_SCANS	3
+
+/* Condition for tier_wait(): MOVES_QUIET_SCANS scans in a row found nothing */
+struct quiet_cond {
+	struct proc_figures now;
+	unsigned long long quiet_from;	/* scans when accessed last grew */
+	unsigned long long accessed;
+	unsigned long long max_period;	/* the longest period seen */
+};
+
+static bool quiet_scans_done(void *arg)
+{
+	struct quiet_cond *cond = arg;
+
+	if (proc_figures_read(&cond->now))
+		return false;
+	if (cond->now.accessed != cond->accessed) {
+		cond->accessed = cond->now.accessed;
+		cond->quiet_from = cond->now.scans;
+		cond->max_period = 0;
+		return false;
+	}
+	/* The first scan counted may have begun before accessed last grew */
+	if (cond->now.scans <= cond->quiet_from + 1)
+		return false;
+	if (cond->now.period_ms > cond->max_period)
+		cond->max_period = cond->now.period_ms;
+	return cond->now.scans >= cond->quiet_from + 1 + MOVES_QUIET_SCANS;
+}
+
+TEST_F_TIMEOUT(kmmscand, hot_set_moves_on, 2 * PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region first, next;
+	struct tier_share share;
+	struct quiet_cond quiet;
+	long floor;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+	ASSERT_EQ(0, knob_write_long(SCAN_PERIOD_MAX_MS, MOVES_PERIOD_MAX_MS));
+	ASSERT_EQ(0, knob_write_long(MM_SCAN_PERIOD_MS, MOVES_PERIOD_MIN_MS));
+	ASSERT_EQ(0, knob_write_long(SCAN_PERIOD_MIN_MS, MOVES_PERIOD_MIN_MS));
+	floor = MOVES_PERIOD_MIN_MS;
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&first, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(&next, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The first hot set, all of it, so that the slow tier goes quiet */
+	tier_share_init(&share, &first, self->top, 100);
+	ASSERT_TRUE(tier_wait(&first, 1, tier_share_reached, &share,
+			      PROMOTE_TIMEOUT_MS)) {
+		TH_LOG("%lu of %lu pages of the first set on node %d",
+		       share.last_pages, tier_nr_pages(&first), self->top);
+	}
+	ASSERT_EQ(0, proc_figures_read(&quiet.now));
+	quiet.accessed = quiet.now.accessed;
+	quiet.quiet_from = quiet.now.scans;
+	quiet.max_period = 0;
+	ASSERT_TRUE(tier_wait(&first, 1, quiet_scans_done, &quiet,
+			      SETTLE_TIMEOUT_MS)) {
+		TH_LOG("%llu scans, the last found accessed at %llu",
+		       quiet.now.scans, quiet.quiet_from);
+	}
+	TH_LOG("%d quiet scans: longest period %llu ms, floor %ld ms",
+	       MOVES_QUIET_SCANS, quiet.max_period, floor);
+	EXPECT_LT(quiet.max_period, MOVES_CHANGE_SCALE * floor);
+	ASSERT_TRUE(all_on_node(&next, self->slow));
+
+	/* The process moves on to the next set */
+	ASSERT_TRUE(wait_promoted(_metadata, &next, self->top,
+				  PROMOTE_PERCENT, &next, 1));
+	tier_free(&first);
+	tier_free(&next);
 }
 
 /*
