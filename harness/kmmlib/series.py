@@ -35,6 +35,9 @@ BENCH_JSON = os.path.join(OUT, "bench", "bench.json")
 # The README section that records the last full run's table: the cover
 # letter's table when this checkout has no out/bench/table.md of its own.
 README_TABLE = "### The table"
+# The cover letter's answers to the questions reviewers asked of the
+# earlier scanning proposals, with the figures of the last full run.
+QUESTIONS = os.path.join(REPO, "harness", "cover-questions.txt")
 SRC = os.path.join(BUILD, "series-src")
 OBJ = os.path.join(BUILD, "obj-series")
 OBJ_DEB = os.path.join(BUILD, "obj-deb")
@@ -99,6 +102,15 @@ def fmt_time(seconds):
 
 
 # ---------------------------------------------------------------- series
+
+def questions_section():
+    """The reviewers' questions and their answers, from QUESTIONS."""
+    try:
+        with open(QUESTIONS, encoding="utf-8") as f:
+            return f.read().strip() + "\n"
+    except FileNotFoundError:
+        return ""
+
 
 def bench_section():
     """The cover letter's benchmark part: how to run it and its table."""
@@ -176,18 +188,24 @@ The patches, each of which builds:
 
 {listing}
 
-First the preparations (vmstat counters, pgpromote_success in every mode,
-the promotion rate limit in mm/promote_limit.c with its KUnit suite), then
-kmmscand itself, its hooks and its use of the rate limit, then the
-scan-cost optimisations (the KSM schedule helper, then one patch per
-optimisation with its knob, counter and measurements), then the changes
-that the benchmark called for (batched migration, the TLB flush after
-clearing Accessed bits, priming counted as activity, the nice level, the
-recall of cold regions by a young PMD entry, the first-scan delay, the
-quick retry of a scan that could walk no VMA, fewer reads of PTE tables
-under an old PMD entry), a cleanup of the knobs' sysfs code, and last the
-selftests, the documentation and MAINTAINERS.
+First the preparations to code that exists: the vmstat counters;
+pgpromote_success counted for every promotion path; the promotion rate
+limit moved to mm/promote_limit.c (one word per node, charged per CPU in
+stocks), which NUMA balancing now obeys with free space too, with its
+sysctl documentation and KUnit suite.  Then kmmscand itself, its hooks and
+its use of the rate limit; the scan-cost optimisations, one patch each
+with its knob, counter and measurements (KSM's skip schedule shared, a
+skip history per region, the Accessed bit of non-leaf PMD entries,
+MGLRU's mm usage hint to pass over idle mms); one migrate_pages() call
+and one TLB flush per batch; a full top tier (back-off, kswapd's headroom
+where kmmscand found no room, a heat threshold per node, min_heat);
+memory policies and the owner of an mm; scale (mms queued by due time, a
+work budget per pass, mms with nothing to scan passed over, busy
+processes copying and scanning their own memory); control and
+visibility (/proc/<pid>/kmmscand, prctl, memory.kmmscand, memory.stat);
+last the selftests, the documentation and the kmmscand-top tool.
 
+{questions_section()}
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
 {info['package_version']}).  The series applies to any 6.12-based tree with
