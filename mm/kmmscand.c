@@ -758,14 +758,14 @@ struct kmmscand_tuning {
  * @size_mb: address space one scan covers
  * @prev_accessed: X, the accessed slow-tier pages the last scan found,
  *	zero if that was below the threshold
- * @prev_promoted: the last scan isolated for promotion at least half of
- *	the X pages it found
+ * @prev_isolated_most: the last scan isolated for promotion most of the
+ *	accessed slow-tier pages it found, see kmmscand_isolated_most()
  */
 struct kmmscand_scan_state {
 	unsigned long period_ms;
 	unsigned long size_mb;
 	unsigned long prev_accessed;
-	bool prev_promoted;
+	bool prev_isolated_most;
 };
 
 /**
@@ -892,7 +892,10 @@ struct kmmscand_region {
  *	less those that no node had room for
  * @primed: young slow-tier base pages found by the scan in progress in
  *	regions it primed
- * @isolated: base pages the scan in progress isolated for promotion
+ * @found: accessed slow-tier base pages found by the scan in progress,
+ *	those that no node had room for included
+ * @isolated: how many of @found the scan in progress isolated for
+ *	promotion
  * @eligible: the scan in progress walked a VMA that it may promote from
  * @shared_policy: the scan in progress saw a VMA with a shared policy
  * @parked: the last scan, whole in one step, could walk no VMA, and no
@@ -931,6 +934,7 @@ struct kmmscand_mm_slot {
 	unsigned long scanned;
 	unsigned long accessed;
 	unsigned long primed;
+	unsigned long found;
 	unsigned long isolated;
 	bool eligible;
 	bool shared_policy;
@@ -959,6 +963,8 @@ struct kmmscand_mm_slot {
  * @pfn: with @isolated, the folio's first pfn, for the tracepoint
  * @nid: with @isolated, the node the folio was on
  * @nr: with @isolated, the folio's base pages
+ * @accessed: the accessed entries mapping it that the scan found, in base
+ *	pages
  * @isolated: isolated for migration; the isolation holds the reference
  * @failed: with @isolated, the migration failed
  */
@@ -969,6 +975,7 @@ struct kmmscand_candidate {
 	unsigned long pfn;
 	int nid;
 	unsigned int nr;
+	unsigned int accessed;
 	bool isolated;
 	bool failed;
 };
@@ -1030,7 +1037,7 @@ struct kmmscand_batch {
  * @flush_tlb: an Accessed bit was cleared; flush the TLB of the mm
  * @off_lru: a would-be candidate was not on the LRU
  * @no_room: base pages of candidates refused for want of room
- * @isolated: base pages of candidates isolated for promotion
+ * @isolated: accessed base pages of the candidates isolated for promotion
  * @threshold: the heat an accessed entry needs for its folio to be queued
  * @not_hot: accessed slow-tier base pages below @threshold
  * @max_heat: the highest heat of the folios that the step queued
@@ -1207,11 +1214,27 @@ static unsigned long kmmscand_clamp(unsigned long val,
 }
 
 /**
+ * kmmscand_isolated_most - whether a scan moved up most of what it found
+ * @found: the accessed slow-tier base pages the scan found, those that no
+ *	node had room for included
+ * @isolated: how many of them it isolated for promotion
+ *
+ * Return: true if @isolated is at least half of @found, and @found is not
+ * zero.  A scan that found more than that it could not promote, for rate,
+ * room or heat, leaves that memory on the slow tier: the same memory going
+ * quiet after it is activity vanishing.
+ */
+static bool kmmscand_isolated_most(unsigned long found, unsigned long isolated)
+{
+	return found && isolated >= DIV_ROUND_UP(found, 2);
+}
+
+/**
  * kmmscand_update_scan_state - adapt the scan period and size of an mm
  * @st: the scan state of the mm, updated in place
  * @accessed: the accessed slow-tier pages the scan that just ended found,
  *	including the young ones of regions it primed
- * @promoted: the base pages that scan isolated for promotion
+ * @isolated_most: that scan isolated for promotion most of what it found
  * @t: the knobs
  *
  * X is what the previous scan found (@st->prev_accessed) and Y what this
@@ -1221,8 +1244,8 @@ static unsigned long kmmscand_clamp(unsigned long val,
  *   (SCAN_PERIOD_TUNE_PERCENT) and over half the size.
  * - X = 0, Y > 0: activity appeared.  Scan much more often
  *   (SCAN_PERIOD_CHANGE_SCALE) and over the maximum size.
- * - X > 0, Y = 0, and the previous scan promoted most of X: the hot memory
- *   left the slow tier, the mm did not stop.  Scan a little less often,
+ * - X > 0, Y = 0, and the previous scan isolated most of what it found for
+ *   promotion: the hot memory left the slow tier, the mm did not stop.  Scan a little less often,
  *   as when still idle, and keep the size: a hot set that moves on to
  *   other slow-tier memory is found a short period later.
  * - X > 0, Y = 0 otherwise: activity vanished.  Scan much less often; keep
@@ -1242,7 +1265,7 @@ static unsigned long kmmscand_clamp(unsigned long val,
  */
 static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 				       unsigned long accessed,
-				       unsigned long promoted,
+				       bool isolated_most,
 				       const struct kmmscand_tuning *t)
 {
 	unsigned long x = st->prev_accessed;
@@ -1256,7 +1279,7 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 	} else if (!x) {
 		period >>= SCAN_PERIOD_CHANGE_SCALE;
 		size = t->size_mb.max;
-	} else if (!y && st->prev_promoted) {
+	} else if (!y && st->prev_isolated_most) {
 		period += DIV_ROUND_UP(period * SCAN_PERIOD_TUNE_PERCENT, 100);
 	} else if (!y) {
 		period <<= SCAN_PERIOD_CHANGE_SCALE;
@@ -1268,7 +1291,7 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 	st->period_ms = kmmscand_clamp(period, &t->period_ms);
 	st->size_mb = kmmscand_clamp(size, &t->size_mb);
 	st->prev_accessed = y;
-	st->prev_promoted = y && promoted >= DIV_ROUND_UP(y, 2);
+	st->prev_isolated_most = y && isolated_most;
 }
 
 /*
@@ -2342,6 +2365,7 @@ static void kmmscand_dedup_batch(struct kmmscand_batch *b)
 	b->nr_pages = 0;
 	for (i = 0; i < b->nr; i++) {
 		if (nr && b->entry[nr - 1].folio == b->entry[i].folio) {
+			b->entry[nr - 1].accessed += b->entry[i].accessed;
 			folio_put(b->entry[i].folio);
 			continue;
 		}
@@ -2992,7 +3016,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 {
 	struct kmmscand_batch *b = ctl->batch;
 	enum kmmscand_promote_result result;
-	unsigned long queued = 0;
+	unsigned long queued = 0, found = 0;
 	LIST_HEAD(isolated);
 	int target, full_nid;
 	unsigned int i;
@@ -3037,7 +3061,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 					      &isolated, queued);
 		if (result == KMMSCAND_PROMOTED) {
 			queued += b->entry[i].nr;
-			ctl->isolated += b->entry[i].nr;
+			found += b->entry[i].accessed;
 			/* Steps of processes run at once: each sees the others' */
 			if (ctl->by_owner)
 				atomic_long_add(b->entry[i].nr,
@@ -3045,6 +3069,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		}
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
 		    result == KMMSCAND_PROMOTE_NO_ROOM) {
+			ctl->isolated += found;
 			kmmscand_move_isolated(ctl, &isolated, i, target);
 			kmmscand_owner_settled(ctl, target, queued);
 			kmmscand_refuse_batch(ctl, i + 1, target, result);
@@ -3052,6 +3077,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		}
 		cond_resched();
 	}
+	ctl->isolated += found;
 	kmmscand_move_isolated(ctl, &isolated, b->nr, target);
 	kmmscand_owner_settled(ctl, target, queued);
 	kmmscand_batch_reset(ctl);
@@ -3136,9 +3162,11 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	r->accessed = true;
 	ctl->accessed += nr;
 
-	/* Once per folio */
-	if (folio == ctl->last_folio)
+	/* Once per folio; its other accessed entries count with it */
+	if (folio == ctl->last_folio) {
+		b->entry[b->nr - 1].accessed += nr;
 		return;
+	}
 	if (r->heat && !kmmscand_heat_hot(r->heat, i, h, ctl->threshold)) {
 		ctl->not_hot += nr;
 		return;
@@ -3161,6 +3189,7 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
 	b->entry[b->nr].addr = addr;
+	b->entry[b->nr].accessed = nr;
 	b->entry[b->nr].isolated = false;
 	b->nr++;
 	b->nr_pages += folio_nr_pages(folio);
@@ -3602,6 +3631,7 @@ static void kmmscand_begin_scan(struct kmmscand_mm_slot *ms)
 	ms->scanned = 0;
 	ms->accessed = 0;
 	ms->primed = 0;
+	ms->found = 0;
 	ms->isolated = 0;
 	ms->eligible = false;
 	ms->shared_policy = false;
@@ -3624,12 +3654,13 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	struct kmmscand_scan_state old = ms->state;
 	struct kmmscand_tuning t;
 	unsigned long wait_ms;
+	bool most;
 
 	kmmscand_read_tuning(&t);
 	if (ms->eligible) {
-		kmmscand_update_scan_state(&ms->state,
-					   ms->accessed + ms->primed,
-					   ms->isolated, &t);
+		most = kmmscand_isolated_most(ms->found, ms->isolated);
+		kmmscand_update_scan_state(&ms->state, ms->accessed + ms->primed,
+					   most, &t);
 		wait_ms = ms->state.period_ms;
 	} else {
 		wait_ms = t.period_ms.min;
@@ -3819,8 +3850,8 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 
 	kmmscand_read_tuning(&t);
 	/* The mm stopped: its activity vanished, whatever was promoted */
-	ms->state.prev_promoted = false;
-	kmmscand_update_scan_state(&ms->state, 0, 0, &t);
+	ms->state.prev_isolated_most = false;
+	kmmscand_update_scan_state(&ms->state, 0, false, &t);
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
 	ms->begun = true;
 	count_vm_event(KMMSCAND_MM_IDLE_SKIPPED);
@@ -4084,6 +4115,7 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 	/* What no node had room for is no reason to scan sooner */
 	ms->accessed += ctl->accessed - min(ctl->accessed, ctl->no_room);
 	ms->primed += ctl->primed;
+	ms->found += ctl->accessed;
 	ms->isolated += ctl->isolated;
 	count_vm_events(KMMSCAND_PTE_SCANNED, ctl->scanned);
 	count_vm_events(KMMSCAND_SLOWTIER_ACCESSED, ctl->accessed);

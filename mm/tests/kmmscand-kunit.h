@@ -33,7 +33,7 @@ static void kmmscand_test_state(struct kunit *test, unsigned long period,
 		.prev_accessed = x,
 	};
 
-	kmmscand_update_scan_state(&st, y, 0, &kmmscand_test_tuning);
+	kmmscand_update_scan_state(&st, y, false, &kmmscand_test_tuning);
 	KUNIT_EXPECT_EQ(test, st.period_ms, want_period);
 	KUNIT_EXPECT_EQ(test, st.size_mb, want_size);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, want_x);
@@ -63,42 +63,54 @@ static void kmmscand_test_busy_turns_idle(struct kunit *test)
 }
 
 /*
- * X > 0, Y = 0 after a scan that promoted at least half of X: the hot pages
- * left the slow tier; the period grows by SCAN_PERIOD_TUNE_PERCENT only,
- * the size is kept, and from then on the mm is idle as usual.
+ * X > 0, Y = 0 after a scan that isolated most of what it found: the hot
+ * pages left the slow tier; the period grows by SCAN_PERIOD_TUNE_PERCENT
+ * only, the size is kept, and from then on the mm is idle as usual.
  */
-static void kmmscand_test_promoted_moves_on(struct kunit *test)
+static void kmmscand_test_moved_up_stays_short(struct kunit *test)
 {
 	const struct kmmscand_tuning *t = &kmmscand_test_tuning;
-	struct kmmscand_scan_state st = { .period_ms = 400, .size_mb = 4096 };
+	struct kmmscand_scan_state st = {
+		.period_ms = 400,
+		.size_mb = 4096,
+		.prev_accessed = 500,
+		.prev_isolated_most = true,
+	};
 
-	kmmscand_update_scan_state(&st, 500, 500, t);
-	KUNIT_EXPECT_TRUE(test, st.prev_promoted);
-	kmmscand_update_scan_state(&st, 0, 0, t);
+	kmmscand_update_scan_state(&st, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
-	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
-	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
-	kmmscand_update_scan_state(&st, 0, 0, t);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 4096UL);
+	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
+	kmmscand_update_scan_state(&st, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 529UL);
-	KUNIT_EXPECT_EQ(test, st.size_mb, 8192UL);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 2048UL);
 
-	/* Exactly half of X counts */
+	/* A busy scan records what it isolated, for the next one */
 	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
-	kmmscand_update_scan_state(&st, 500, 250, t);
-	kmmscand_update_scan_state(&st, 0, 0, t);
-	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
-
-	/* Less than half: the rest of the activity vanished */
-	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
-	kmmscand_update_scan_state(&st, 500, 249, t);
-	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
-	kmmscand_update_scan_state(&st, 0, 0, t);
+	kmmscand_update_scan_state(&st, 500, true, t);
+	KUNIT_EXPECT_TRUE(test, st.prev_isolated_most);
+	kmmscand_update_scan_state(&st, 500, false, t);
+	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
+	/* Then Y = 0 is activity vanishing */
+	kmmscand_update_scan_state(&st, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 3200UL);
 
-	/* A scan below min_accessed promoted nothing that counts */
+	/* Below min_accessed nothing was found that counts */
 	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
-	kmmscand_update_scan_state(&st, 99, 99, t);
-	KUNIT_EXPECT_FALSE(test, st.prev_promoted);
+	kmmscand_update_scan_state(&st, 99, true, t);
+	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
+}
+
+/* Most is at least half of a count that is not zero */
+static void kmmscand_test_isolated_most(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, kmmscand_isolated_most(500, 250));
+	KUNIT_EXPECT_TRUE(test, kmmscand_isolated_most(500, 500));
+	KUNIT_EXPECT_FALSE(test, kmmscand_isolated_most(500, 249));
+	KUNIT_EXPECT_FALSE(test, kmmscand_isolated_most(501, 250));
+	KUNIT_EXPECT_TRUE(test, kmmscand_isolated_most(501, 251));
+	KUNIT_EXPECT_TRUE(test, kmmscand_isolated_most(1, 1));
+	KUNIT_EXPECT_FALSE(test, kmmscand_isolated_most(0, 0));
 }
 
 /* X > 0, Y > 0: period down by SCAN_PERIOD_TUNE_PERCENT, size doubled */
@@ -136,7 +148,7 @@ static void kmmscand_test_threshold(struct kunit *test)
 
 	/* With no threshold, a single page is activity */
 	t.min_accessed = 0;
-	kmmscand_update_scan_state(&st, 1, 0, &t);
+	kmmscand_update_scan_state(&st, 1, false, &t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
 	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, 1UL);
@@ -1078,7 +1090,8 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_stays_idle),
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
 	KUNIT_CASE(kmmscand_test_busy_turns_idle),
-	KUNIT_CASE(kmmscand_test_promoted_moves_on),
+	KUNIT_CASE(kmmscand_test_moved_up_stays_short),
+	KUNIT_CASE(kmmscand_test_isolated_most),
 	KUNIT_CASE(kmmscand_test_busy_stays_busy),
 	KUNIT_CASE(kmmscand_test_clamps),
 	KUNIT_CASE(kmmscand_test_threshold),
