@@ -1245,9 +1245,10 @@ static bool kmmscand_isolated_most(unsigned long found, unsigned long isolated)
  * - X = 0, Y > 0: activity appeared.  Scan much more often
  *   (SCAN_PERIOD_CHANGE_SCALE) and over the maximum size.
  * - X > 0, Y = 0, and the previous scan isolated most of what it found for
- *   promotion: the hot memory left the slow tier, the mm did not stop.  Scan a little less often,
- *   as when still idle, and keep the size: a hot set that moves on to
- *   other slow-tier memory is found a short period later.
+ *   promotion: the hot memory left the slow tier, the mm did not stop.
+ *   Scan a little less often, as when still idle, and keep the size: a hot
+ *   set that moves on to other slow-tier memory is found a short period
+ *   later.
  * - X > 0, Y = 0 otherwise: activity vanished.  Scan much less often; keep
  *   the size, the hot data may just lie beyond this scan's reach.
  * - X > 0, Y > 0: still busy.  Scan a little more often and over twice the
