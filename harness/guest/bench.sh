@@ -60,6 +60,8 @@ uint_max=4294967295
 # The pid of the background job that turns DAMON on once the workers
 # have placed their memory.
 damon_attach=
+# Where tierbench writes its workers' pids once they are placed (-r).
+placed_file=/tmp/kmm-placed-$$
 # Every knob but scan_enabled, which each configuration sets itself.
 all_knobs=
 [ -d $kmm ] && all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
@@ -227,34 +229,26 @@ damon_paddr_on() {
 }
 
 # In the background, for every damon-* configuration: waits for
-# tierbench ($1) to have forked its $2 workers and for each to have
-# written its $3 MiB (the placement on the slow node), then turns DAMON
-# on.  On from before the placement, DAMON promoted pages as tierbench
-# wrote them, whichever were written first (the hot set of the uniform
+# tierbench ($1) to have placed its workers' memory on the slow node and
+# to have written their pids to $2 (its -r), then turns DAMON on.  On
+# from before the placement, DAMON promoted pages as tierbench wrote
+# them, whichever were written first (the hot set of the uniform
 # workloads): a boot's luck, not the hot set found while the run goes.
+# tierbench says when, rather than this script polling every worker's
+# RSS: with 64 busy workers on two CPUs, such a poll (a pgrep and an awk
+# for each) took longer than the run, and DAMON never started.
 # vaddr: each worker is a target (the memory is the workers'; tierbench
 # itself only samples), and so is bench.sh itself: DAMON stops a kdamond
 # whose targets have all exited, and this one must live until the run's
 # end for tierbench to read its CPU time and for damon_report to read
 # the scheme's statistics.
 damon_start_when_placed() {
-	want_kb=$(($3 * 1024 * 15 / 16))
-	while :; do
+	while [ ! -e "$2" ]; do
 		kill -0 "$1" 2>/dev/null || return 0
-		pids=$(pgrep -P "$1")
-		if [ "$(echo $pids | wc -w)" -ge "$2" ]; then
-			placed=0
-			for pid in $pids; do
-				rss=$(awk '/^VmRSS/{print $2}' /proc/$pid/status \
-					2>/dev/null)
-				[ "${rss:-0}" -ge "$want_kb" ] &&
-					placed=$((placed + 1))
-			done
-			[ $placed -ge "$2" ] && break
-		fi
 		sleep 0.1
 	done
-	damon_on $pids
+	# shellcheck disable=SC2046 # one pid a line, split on purpose
+	damon_on $(cat "$2")
 }
 
 # Turns DAMON on: paddr watches the slow node; vaddr the processes $@, and
@@ -548,17 +542,19 @@ while read -r config workload limit args; do
 	*)
 		# shellcheck disable=SC2086 # the arguments are split on purpose
 		copy_trace_start
+		case $config in damon-*)
+			rm -f "$placed_file"
+			flags="$flags -r $placed_file"
+		esac
 		"$bin" $args $flags -f "$fast_nid" -n "$slow_nid" </dev/null &
 		bench=$!
 		case $config in damon-*)
-			# shellcheck disable=SC2086
-			damon_start_when_placed $bench \
-				"$(tierbench_arg -P 1 $args)" \
-				"$(tierbench_arg -s 0 $args)" &
+			damon_start_when_placed $bench "$placed_file" &
 			damon_attach=$!
 		esac
 		wait $bench
 		status=$?
+		rm -f "$placed_file"
 		copy_trace_report ;;
 	esac
 	case $config in damon-*) damon_report ;; esac

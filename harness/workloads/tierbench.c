@@ -44,6 +44,11 @@
  * watermark.  -L locks that filler (mlock), so that
  * nothing can demote it and the fast node stays capped.
  *
+ * -r FILE: once every worker has placed its memory, and before the run
+ * starts, write the workers' pids to FILE, one a line, and only then give
+ * it its name (a rename), so that a script waiting for FILE finds it
+ * whole: bench.sh turns DAMON on there.
+ *
  * Every access pattern has a known probability per page (its weight), so
  * each sample also gives the share of the accesses that the fast node
  * serves (hit) and the best share the same number of fast-node pages could
@@ -109,6 +114,7 @@ struct opts {
 	size_t sample_pages;	/* -k: pages sampled per worker, 0: all */
 	int mixed;		/* -P with groups: sizes of their own */
 	int threads;		/* -T: accessing threads per worker */
+	const char *ready_file;	/* -r: workers' pids, once placed */
 };
 
 /*
@@ -1213,6 +1219,25 @@ static void start_workers(void)
 	} while (ready < o.workers);
 }
 
+/* -r: the workers' pids to o.ready_file, which appears whole. */
+static void announce_placed(void)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int w;
+
+	if (!o.ready_file)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", o.ready_file);
+	f = fopen(tmp, "w");
+	if (!f)
+		die("-r file");
+	for (w = 0; w < o.workers; w++)
+		fprintf(f, "%d\n", (int)sh->w[w].pid);
+	if (fclose(f) || rename(tmp, o.ready_file))
+		die("-r file");
+}
+
 /*
  * Waits until @until, looking at the fast node's watermarks now and every
  * ZONEINFO_PERIOD; returns the lowest free - min of its zones seen, pages.
@@ -1275,6 +1300,7 @@ static void run(void)
 	if (o.fill_leave_mib >= 0)
 		fill_fast_node(o.fill_leave_mib);
 	start_workers();
+	announce_placed();
 	watch_init(npages);
 	if (o.sample_pages || o.workers > 1)
 		sample_at_rt_priority();
@@ -1327,7 +1353,7 @@ static void usage(const char *prog)
 		"usage: %s [-p uniform|zipf|moving] [-s MiB] [-H MiB]\n"
 		"       [-P workers|workers:MiB,...] [-k pages] [-t s] [-i ms]\n"
 		"       [-m s] [-S seed] [-n slow] [-f fast] [-o] [-F MiB [-w] [-L]]\n"
-		"       [-T threads]\n",
+		"       [-T threads] [-r ready-file]\n",
 		prog);
 	exit(2);
 }
@@ -1383,7 +1409,7 @@ static void parse(int argc, char **argv)
 	const char *workers = "1";
 	int opt;
 
-	while ((opt = getopt(argc, argv, "p:s:H:P:k:t:i:m:S:n:f:oF:wLT:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:s:H:P:k:t:i:m:S:n:f:oF:wLT:r:")) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!strcmp(optarg, "uniform"))
@@ -1410,6 +1436,7 @@ static void parse(int argc, char **argv)
 		case 'w': o.fill_above_high = 1; break;
 		case 'L': o.fill_lock = 1; break;
 		case 'T': o.threads = atoi(optarg); break;
+		case 'r': o.ready_file = optarg; break;
 		default: usage(argv[0]);
 		}
 	}
