@@ -38,6 +38,10 @@ README_TABLE = "### The table"
 # The cover letter's answers to the questions reviewers asked of the
 # earlier scanning proposals, with the figures of the last full run.
 QUESTIONS = os.path.join(REPO, "harness", "cover-questions.txt")
+# The series' version: the cover letter says what changed since the first.
+SUBJECT_PREFIX = "PATCH v2"
+# What changed since the first version, for the cover letter.
+CHANGES = os.path.join(REPO, "harness", "cover-changes.txt")
 SRC = os.path.join(BUILD, "series-src")
 OBJ = os.path.join(BUILD, "obj-series")
 OBJ_DEB = os.path.join(BUILD, "obj-deb")
@@ -103,13 +107,18 @@ def fmt_time(seconds):
 
 # ---------------------------------------------------------------- series
 
-def questions_section():
-    """The reviewers' questions and their answers, from QUESTIONS."""
+def text_section(path):
+    """The text of @path for the cover letter, or "" without the file."""
     try:
-        with open(QUESTIONS, encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             return f.read().strip() + "\n"
     except FileNotFoundError:
         return ""
+
+
+def questions_section():
+    """The reviewers' questions and their answers, from QUESTIONS."""
+    return text_section(QUESTIONS)
 
 
 def bench_section():
@@ -205,6 +214,7 @@ processes copying and scanning their own memory); control and
 visibility (/proc/<pid>/kmmscand, prctl, memory.kmmscand, memory.stat);
 last the selftests, the documentation and the kmmscand-top tool.
 
+{text_section(CHANGES)}
 {questions_section()}
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
@@ -255,7 +265,8 @@ def export():
     for old in glob.glob(os.path.join(SERIES_OUT, "*.patch")):
         os.remove(old)
     files = tree.git("format-patch", "--numbered", "--cover-letter",
-                     "--no-signature", "-o", SERIES_OUT,
+                     "--no-signature", f"--subject-prefix={SUBJECT_PREFIX}",
+                     "-o", SERIES_OUT,
                      f"kmm-base..{tip}").split("\n")
     files = [f for f in files if f]
     if not files:
