@@ -150,6 +150,13 @@
  * the kmmscand thread or in a thread of the mm (see "kmmscand scanning by
  * the owner").
  *
+ * The history is charged to the memory cgroup of the mm.  A scan that
+ * finds nothing mapped any more across whole regions forgets them, and
+ * frees a chunk once none of its regions has a history left: what is kept
+ * follows what the mm maps, and memory mapped there later is primed like
+ * memory never seen.  Memory mapped again at the same address before a
+ * scan has passed there takes over the old history.
+ *
  * smart_scan=0 stops the passing over; the history is still kept, since
  * the first-visit rule needs it.
  */
@@ -200,8 +207,9 @@
  * The heat of a region is three bits per entry, 192 bytes with 4 KiB
  * pages, allocated on the first read of the region as a primed one: about
  * 96 KiB per GiB of address space that held slow-tier memory.  It belongs
- * to the mm's slot and is freed with it; only the scan step that holds the
- * slot reads or writes it.
+ * to the mm's slot and is freed with it, or with the history of its region
+ * when that is forgotten, and is charged to the mm's memory cgroup; only
+ * the scan step that holds the slot reads or writes it.
  */
 
 /**
@@ -3335,22 +3343,28 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 
 /*
  * The object at @index of @xa, allocated zeroed, @size bytes, on first
- * use; NULL if that fails.  Only the kmmscand thread stores in the
- * xarrays of a slot.
+ * use; NULL if that fails.  Only the scan step that holds the slot
+ * stores in its xarrays.  What is kept for @mm is charged to its memory
+ * cgroup, as its page tables are, whichever task allocates it.
  */
-static void *kmmscand_xa_get(struct xarray *xa, unsigned long index,
-			     size_t size)
+static void *kmmscand_xa_get(struct mm_struct *mm, struct xarray *xa,
+			     unsigned long index, size_t size)
 {
-	gfp_t gfp = GFP_KERNEL | __GFP_NORETRY | __GFP_NOWARN;
+	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN;
+	struct mem_cgroup *memcg, *old_memcg;
 	void *p = xa_load(xa, index);
 
 	if (p)
 		return p;
+	memcg = get_mem_cgroup_from_mm(mm);
+	old_memcg = set_active_memcg(memcg);
 	p = kzalloc(size, gfp);
 	if (p && xa_is_err(xa_store(xa, index, p, gfp))) {
 		kfree(p);
 		p = NULL;
 	}
+	set_active_memcg(old_memcg);
+	mem_cgroup_put(memcg);
 	return p;
 }
 
@@ -3391,7 +3405,7 @@ static u32 *kmmscand_hist_lookup(struct kmmscand_mm_slot *ms,
 	BUILD_BUG_ON(sizeof(*chunk) !=
 		     KMMSCAND_HIST_CHUNK_REGIONS * sizeof(u32));
 
-	chunk = kmmscand_xa_get(&ms->history,
+	chunk = kmmscand_xa_get(ms->slot.mm, &ms->history,
 				index / KMMSCAND_HIST_CHUNK_REGIONS,
 				sizeof(*chunk));
 	if (!chunk)
@@ -3410,6 +3424,43 @@ static void kmmscand_leave_region(struct kmmscand_region *r)
 	r->index = KMMSCAND_NO_REGION;
 	r->hist = NULL;
 	r->heat = NULL;
+}
+
+/*
+ * Nothing is mapped in [@start, @end) any more: forget the regions that
+ * lie wholly inside it and free what is kept for them, so that the
+ * history of an mm follows what it maps now, and memory mapped there
+ * later is primed like memory never seen.
+ */
+static void kmmscand_forget_unmapped(struct kmmscand_mm_slot *ms,
+				     unsigned long start, unsigned long end)
+{
+	unsigned long first = DIV_ROUND_UP(start, PMD_SIZE);
+	unsigned long last = end >> PMD_SHIFT;	/* one past the last */
+	struct kmmscand_hist_chunk *chunk;
+	struct kmmscand_heat *heat;
+	unsigned long index, lo, hi;
+
+	if (first >= last)
+		return;
+	/* The chunk of the region left open may be freed below */
+	kmmscand_leave_region(&ms->region);
+	xa_for_each_range(&ms->heat, index, heat, first, last - 1) {
+		xa_erase(&ms->heat, index);
+		kfree(heat);
+	}
+	xa_for_each_range(&ms->history, index, chunk,
+			  first / KMMSCAND_HIST_CHUNK_REGIONS,
+			  (last - 1) / KMMSCAND_HIST_CHUNK_REGIONS) {
+		lo = max(first, index * KMMSCAND_HIST_CHUNK_REGIONS);
+		hi = min(last, (index + 1) * KMMSCAND_HIST_CHUNK_REGIONS);
+		memset(&chunk->region[lo % KMMSCAND_HIST_CHUNK_REGIONS], 0,
+		       (hi - lo) * sizeof(chunk->region[0]));
+		if (memchr_inv(chunk, 0, sizeof(*chunk)))
+			continue;
+		xa_erase(&ms->history, index);
+		kfree(chunk);
+	}
 }
 
 /*
@@ -3473,7 +3524,7 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 	}
 	if (r->visit == KMMSCAND_VISIT_SCAN)
 		/* NULL if that fails: all accessed entries are hot then */
-		r->heat = kmmscand_xa_get(&ctl->ms->heat, index,
+		r->heat = kmmscand_xa_get(ctl->mm, &ctl->ms->heat, index,
 					  sizeof(*r->heat));
 }
 
@@ -3696,6 +3747,8 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		if (!ctl->step_left)
 			return false;
 		vma = find_vma(mm, ms->address);
+		kmmscand_forget_unmapped(ms, ms->address,
+					 vma ? vma->vm_start : ULONG_MAX);
 		if (!vma) {
 			kmmscand_leave_region(&ms->region);
 			ms->address = 0;

@@ -350,26 +350,58 @@ static void kmmscand_test_skips_doubling(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, smart_scan_skips(100, 0), 0U);
 }
 
+/*
+ * The schedule reaches its cap within the age field.  That the fields are
+ * disjoint and hold their largest values is checked at build time, in
+ * kmmscand_hist_lookup().
+ */
 static void kmmscand_test_hist_encoding(struct kunit *test)
 {
-	u32 h;
-
-	/* The schedule reaches its cap within the age field */
 	KUNIT_EXPECT_EQ(test, smart_scan_skips(FIELD_MAX(KMMSCAND_HIST_AGE),
 					       KMMSCAND_SMART_SCAN_SKIPS_LIMIT),
 			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
+}
 
-	/* Round trip of every field at its largest value */
-	h = u32_replace_bits(0, FIELD_MAX(KMMSCAND_HIST_AGE), KMMSCAND_HIST_AGE);
-	h = u32_replace_bits(h, KMMSCAND_SMART_SCAN_SKIPS_LIMIT,
-			     KMMSCAND_HIST_SKIPS);
-	h |= KMMSCAND_HIST_PRIMED;
-	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_AGE),
-			FIELD_MAX(KMMSCAND_HIST_AGE));
-	KUNIT_EXPECT_EQ(test, u32_get_bits(h, KMMSCAND_HIST_SKIPS),
-			KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
-	KUNIT_EXPECT_TRUE(test, h & KMMSCAND_HIST_PRIMED);
-	KUNIT_EXPECT_FALSE(test, h & KMMSCAND_HIST_NO_SLOW);
+/*
+ * A scan that finds nothing mapped over a range forgets the regions wholly
+ * inside it, not those it only touches, and frees a chunk once none of its
+ * regions has a history left.
+ */
+static void kmmscand_test_forget_unmapped(struct kunit *test)
+{
+	unsigned long i, nr = 2 * KMMSCAND_HIST_CHUNK_REGIONS;
+	struct kmmscand_mm_slot *ms;
+	u32 *hist;
+
+	ms = kunit_kzalloc(test, sizeof(*ms), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ms);
+	ms->region.index = KMMSCAND_NO_REGION;
+	xa_init(&ms->history);
+	xa_init(&ms->heat);
+	for (i = 0; i < nr; i++) {
+		hist = kmmscand_hist_lookup(ms, i);
+		KUNIT_ASSERT_NOT_NULL(test, hist);
+		*hist = KMMSCAND_HIST_PRIMED;
+	}
+
+	/* From inside region 1 to inside region 600: 2 to 599 go */
+	kmmscand_forget_unmapped(ms, PMD_SIZE + PAGE_SIZE,
+				 600 * PMD_SIZE + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, *kmmscand_hist_lookup(ms, 1),
+			KMMSCAND_HIST_PRIMED);
+	KUNIT_EXPECT_EQ(test, *kmmscand_hist_lookup(ms, 2), 0);
+	KUNIT_EXPECT_EQ(test, *kmmscand_hist_lookup(ms, 599), 0);
+	KUNIT_EXPECT_EQ(test, *kmmscand_hist_lookup(ms, 600),
+			KMMSCAND_HIST_PRIMED);
+
+	/* From region 1 to the end: the second chunk is freed, not the first */
+	kmmscand_forget_unmapped(ms, PMD_SIZE, ULONG_MAX);
+	KUNIT_EXPECT_NOT_NULL(test, xa_load(&ms->history, 0));
+	KUNIT_EXPECT_NULL(test, xa_load(&ms->history, 1));
+
+	kmmscand_forget_unmapped(ms, 0, ULONG_MAX);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&ms->history));
+	xa_destroy(&ms->history);
 }
 
 /*
@@ -1103,6 +1135,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_skips_ksm),
 	KUNIT_CASE(kmmscand_test_skips_doubling),
 	KUNIT_CASE(kmmscand_test_hist_encoding),
+	KUNIT_CASE(kmmscand_test_forget_unmapped),
 	KUNIT_CASE(kmmscand_test_schedule),
 	KUNIT_CASE(kmmscand_test_access_starts_over),
 	KUNIT_CASE(kmmscand_test_no_slow_tier),

@@ -925,6 +925,69 @@ TEST_F_TIMEOUT(kmmscand, cold_set_stays, PROMOTE_TEST_TIMEOUT_S)
 }
 
 /*
+ * Rounds of settle() for a scan to pass over a range: a scan reads
+ * scan_size_mb of what is mapped, so more than one may go by before the
+ * cursor gets there, and the regions passed over cost it nothing.
+ */
+#define PASS_SETTLES		3
+
+/*
+ * Memory mapped where a mapping was unmapped is primed like memory never
+ * seen once a scan has passed over the gap: a buffer written once there,
+ * and left on the slow tier, stays there.  If the regions kept the history
+ * of the old mapping, read and primed while it was there, the first read
+ * of the new one would take the Accessed bits of the writes that placed
+ * it for accesses, and promote it.
+ */
+TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct tier_region hot, old, fresh;
+	unsigned long nr_fresh;
+	long on_slow;
+	void *map;
+	int i;
+
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(&old, COLD_SIZE, self->slow, false));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The hot set moving shows that the daemon scans this mm */
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+	ASSERT_TRUE(all_on_node(&old, self->slow));
+
+	/* Unmapped, and scanned past */
+	fresh = old;
+	tier_free(&old);
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+
+	/* A new buffer at the same address, written once on the slow node */
+	map = mmap(fresh.addr, fresh.size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_TRUE(map == fresh.addr);
+	/* EINVAL only means a kernel without THP, as in tier_alloc_on_node() */
+	ASSERT_TRUE(!madvise(fresh.addr, fresh.size, MADV_NOHUGEPAGE) ||
+		    errno == EINVAL);
+	ASSERT_EQ(0, tier_place_on_node(&fresh, self->slow));
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+
+	nr_fresh = tier_nr_pages(&fresh);
+	on_slow = tier_pages_on_node(&fresh, self->slow);
+	TH_LOG("%ld of %lu pages of the new buffer still on node %d", on_slow,
+	       nr_fresh, self->slow);
+	ASSERT_GE(on_slow, 0);
+	EXPECT_GE((unsigned long)on_slow * 100, nr_fresh * COLD_STAY_PERCENT);
+	tier_free(&fresh);
+	tier_free(&hot);
+}
+
+/*
  * With min_heat at its highest, a page that is read once, found accessed at
  * one read, is held back (kmmscand_not_hot) and stays on the slow tier,
  * while a hot set next to it, found accessed at every read, moves.  At the
