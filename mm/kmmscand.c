@@ -2194,24 +2194,21 @@ static void kmmscand_toptier_nodes(nodemask_t *top)
 static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
 			      unsigned long folio_pages)
 {
-	bool fits = false, balanced = false;
 	int z;
 
-	for (z = pgdat->nr_zones - 1; z >= 0; z--) {
+	if (migrate_balanced_pgdat(pgdat, nr_pages))
+		return true;
+	if (!migrate_balanced_pgdat(pgdat, folio_pages))
+		return false;
+	for (z = 0; z < pgdat->nr_zones; z++) {
 		struct zone *zone = pgdat->node_zones + z;
-		unsigned long high = high_wmark_pages(zone);
 
-		if (!managed_zone(zone))
-			continue;
-		if (zone_watermark_ok(zone, 0, high + nr_pages, ZONE_MOVABLE,
-				      ALLOC_CMA))
+		if (managed_zone(zone) &&
+		    zone_watermark_ok(zone, 0, promo_wmark_pages(zone),
+				      ZONE_MOVABLE, 0))
 			return true;
-		fits |= zone_watermark_ok(zone, 0, high + folio_pages,
-					  ZONE_MOVABLE, ALLOC_CMA);
-		balanced |= zone_watermark_ok(zone, 0, promo_wmark_pages(zone),
-					      ZONE_MOVABLE, 0);
 	}
-	return fits && balanced;
+	return false;
 }
 
 /*

@@ -201,12 +201,14 @@ First the preparations to code that exists: the vmstat counters;
 pgpromote_success counted for every promotion path; the promotion rate
 limit moved to mm/promote_limit.c (one word per node, charged per CPU in
 stocks), which NUMA balancing now obeys with free space too, with its
-sysctl documentation and KUnit suite.  Then kmmscand itself, its hooks and
-its use of the rate limit; the scan-cost optimisations, one patch each
-with its knob, counter and measurements (KSM's skip schedule shared, a
-skip history per region, the Accessed bit of non-leaf PMD entries,
-MGLRU's mm usage hint to pass over idle mms); one migrate_pages() call
-and one TLB flush per batch; a full top tier (back-off, kswapd's headroom
+sysctl documentation and KUnit suite; KSM's smart scan schedule shared;
+migrate_misplaced_folios(), which migrates a list of isolated folios with
+one migrate_pages() call; migrate_balanced_pgdat() made callable from the
+rest of mm/.  Then kmmscand itself, its hooks and its use of the rate
+limit; the scan-cost optimisations, one patch each with its knob, counter
+and measurements (a skip history per region, the Accessed bit of
+non-leaf PMD entries, MGLRU's mm usage hint to pass over idle mms); one
+migrate_pages() call and one TLB flush per batch; a full top tier (back-off, kswapd's headroom
 where kmmscand found no room, a heat threshold per node, min_heat);
 memory policies and the owner of an mm; scale (mms queued by due time, a
 work budget per pass, mms with nothing to scan passed over, busy
