@@ -154,8 +154,9 @@
  * finds nothing mapped any more across whole regions forgets them, and
  * frees a chunk once none of its regions has a history left: what is kept
  * follows what the mm maps, and memory mapped there later is primed like
- * memory never seen.  Memory mapped again at the same address before a
- * scan has passed there takes over the old history.
+ * memory never seen.  A region only partly unmapped keeps its history,
+ * and memory mapped into the rest of it takes that over, as does memory
+ * mapped again at the same address before a scan has passed there.
  *
  * smart_scan=0 stops the passing over; the history is still kept, since
  * the first-visit rule needs it.
@@ -3347,7 +3348,12 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 static void *kmmscand_xa_get(struct mm_struct *mm, struct xarray *xa,
 			     unsigned long index, size_t size)
 {
-	gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_NORETRY | __GFP_NOWARN;
+	/*
+	 * No reclaim on the cgroup's behalf with the mmap_lock of the mm held,
+	 * and none of its memory.high throttling of the thread: a region whose
+	 * history cannot be had is read, and primed, until one can.
+	 */
+	gfp_t gfp = GFP_NOWAIT | __GFP_ACCOUNT | __GFP_NOWARN;
 	struct mem_cgroup *memcg, *old_memcg;
 	void *p = xa_load(xa, index);
 

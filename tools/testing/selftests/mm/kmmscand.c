@@ -925,69 +925,6 @@ TEST_F_TIMEOUT(kmmscand, cold_set_stays, PROMOTE_TEST_TIMEOUT_S)
 }
 
 /*
- * Rounds of settle() for a scan to pass over a range: a scan reads
- * scan_size_mb of what is mapped, so more than one may go by before the
- * cursor gets there, and the regions passed over cost it nothing.
- */
-#define PASS_SETTLES		3
-
-/*
- * Memory mapped where a mapping was unmapped is primed like memory never
- * seen once a scan has passed over the gap: a buffer written once there,
- * and left on the slow tier, stays there.  If the regions kept the history
- * of the old mapping, read and primed while it was there, the first read
- * of the new one would take the Accessed bits of the writes that placed
- * it for accesses, and promote it.
- */
-TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
-{
-	struct tier_region hot, old, fresh;
-	unsigned long nr_fresh;
-	long on_slow;
-	void *map;
-	int i;
-
-	ASSERT_EQ(0, self->setup_err);
-	ASSERT_EQ(0, daemon_pause());
-	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
-	ASSERT_EQ(0, tier_alloc_on_node(&old, COLD_SIZE, self->slow, false));
-	ASSERT_EQ(0, daemon_resume());
-
-	/* The hot set moving shows that the daemon scans this mm */
-	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
-				  PROMOTE_PERCENT, &hot, 1));
-	for (i = 0; i < PASS_SETTLES; i++)
-		ASSERT_TRUE(settle(&hot, 1));
-	ASSERT_TRUE(all_on_node(&old, self->slow));
-
-	/* Unmapped, and scanned past */
-	fresh = old;
-	tier_free(&old);
-	for (i = 0; i < PASS_SETTLES; i++)
-		ASSERT_TRUE(settle(&hot, 1));
-
-	/* A new buffer at the same address, written once on the slow node */
-	map = mmap(fresh.addr, fresh.size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-	ASSERT_TRUE(map == fresh.addr);
-	/* EINVAL only means a kernel without THP, as in tier_alloc_on_node() */
-	ASSERT_TRUE(!madvise(fresh.addr, fresh.size, MADV_NOHUGEPAGE) ||
-		    errno == EINVAL);
-	ASSERT_EQ(0, tier_place_on_node(&fresh, self->slow));
-	for (i = 0; i < PASS_SETTLES; i++)
-		ASSERT_TRUE(settle(&hot, 1));
-
-	nr_fresh = tier_nr_pages(&fresh);
-	on_slow = tier_pages_on_node(&fresh, self->slow);
-	TH_LOG("%ld of %lu pages of the new buffer still on node %d", on_slow,
-	       nr_fresh, self->slow);
-	ASSERT_GE(on_slow, 0);
-	EXPECT_GE((unsigned long)on_slow * 100, nr_fresh * COLD_STAY_PERCENT);
-	tier_free(&fresh);
-	tier_free(&hot);
-}
-
-/*
  * With min_heat at its highest, a page that is read once, found accessed at
  * one read, is held back (kmmscand_not_hot) and stays on the slow tier,
  * while a hot set next to it, found accessed at every read, moves.  At the
@@ -3428,6 +3365,107 @@ static bool quiet_scans_done(void *arg)
 	if (cond->now.period_ms > cond->max_period)
 		cond->max_period = cond->now.period_ms;
 	return cond->now.scans >= cond->quiet_from + 1 + MOVES_QUIET_SCANS;
+}
+
+/*
+ * Rounds of settle() for a scan to pass over a range: a scan reads
+ * scan_size_mb of what is mapped, so more than one may go by before the
+ * cursor gets there, and the regions passed over cost it nothing.
+ */
+#define PASS_SETTLES		3
+/* The PMD-sized regions kmmscand keeps a history for, and aligns to */
+#define REGION_SIZE		(2 * MIB)
+
+/*
+ * Map @size bytes, a multiple of REGION_SIZE, at a REGION_SIZE-aligned
+ * address in base pages, and place them on @node: the range is then
+ * whole regions, none shared with a neighbouring mapping.
+ */
+static int alloc_regions_on_node(struct tier_region *region, size_t size,
+				 int node)
+{
+	char *map, *start;
+
+	map = mmap(NULL, size + REGION_SIZE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED)
+		return -errno;
+	start = (char *)(((unsigned long)map + REGION_SIZE - 1) &
+			 ~(REGION_SIZE - 1));
+	if (start > map)
+		munmap(map, start - map);
+	munmap(start + size, map + REGION_SIZE - start);
+	region->addr = start;
+	region->size = size;
+	/* EINVAL only means a kernel without THP, as in tier_alloc_on_node() */
+	if (madvise(start, size, MADV_NOHUGEPAGE) && errno != EINVAL) {
+		tier_free(region);
+		return -errno;
+	}
+	return tier_place_on_node(region, node);
+}
+
+/*
+ * Memory mapped where a mapping was unmapped is primed like memory never
+ * seen once a scan has passed over the gap: a buffer written once there,
+ * and left on the slow tier, stays there although kmmscand reads it.  If
+ * the regions kept the history of the old mapping, read and primed while
+ * it was there, the first read of the new one would take the Accessed
+ * bits of the writes that placed it for accesses, and promote it.
+ */
+TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
+{
+	struct proc_figures placed, later;
+	struct tier_region hot, old, fresh;
+	unsigned long nr_fresh;
+	long on_slow;
+	void *map;
+	int i;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, alloc_regions_on_node(&old, COLD_SIZE, self->slow));
+	ASSERT_EQ(0, daemon_resume());
+
+	/* The hot set moving shows that the daemon scans this mm */
+	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
+				  PROMOTE_PERCENT, &hot, 1));
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+	ASSERT_TRUE(all_on_node(&old, self->slow));
+
+	/* Unmapped, and scanned past */
+	fresh = old;
+	tier_free(&old);
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+
+	/* A new buffer at the same address, written once on the slow node */
+	map = mmap(fresh.addr, fresh.size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ASSERT_TRUE(map == fresh.addr);
+	ASSERT_TRUE(!madvise(fresh.addr, fresh.size, MADV_NOHUGEPAGE) ||
+		    errno == EINVAL);
+	ASSERT_EQ(0, tier_place_on_node(&fresh, self->slow));
+	ASSERT_EQ(0, proc_figures_read(&placed));
+	for (i = 0; i < PASS_SETTLES; i++)
+		ASSERT_TRUE(settle(&hot, 1));
+	ASSERT_EQ(0, proc_figures_read(&later));
+
+	nr_fresh = tier_nr_pages(&fresh);
+	on_slow = tier_pages_on_node(&fresh, self->slow);
+	TH_LOG("%ld of %lu pages of the new buffer still on node %d, %llu PTEs read since it was placed",
+	       on_slow, nr_fresh, self->slow,
+	       later.pte_scanned - placed.pte_scanned);
+	/* It stayed although kmmscand read it, not for want of a read */
+	ASSERT_GE(later.pte_scanned - placed.pte_scanned, nr_fresh);
+	ASSERT_GE(on_slow, 0);
+	EXPECT_GE((unsigned long)on_slow * 100, nr_fresh * COLD_STAY_PERCENT);
+	tier_free(&fresh);
+	tier_free(&hot);
 }
 
 TEST_F_TIMEOUT(kmmscand, hot_set_moves_on, 2 * PROMOTE_TEST_TIMEOUT_S)
