@@ -3457,8 +3457,9 @@ TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
 
 	nr_fresh = tier_nr_pages(&fresh);
 	on_slow = tier_pages_on_node(&fresh, self->slow);
-	TH_LOG("%ld of %lu pages of the new buffer still on node %d, %llu PTEs read since it was placed",
-	       on_slow, nr_fresh, self->slow,
+	TH_LOG("%ld of %lu pages of the new buffer still on node %d",
+	       on_slow, nr_fresh, self->slow);
+	TH_LOG("%llu PTEs read since it was placed",
 	       later.pte_scanned - placed.pte_scanned);
 	/* It stayed although kmmscand read it, not for want of a read */
 	ASSERT_GE(later.pte_scanned - placed.pte_scanned, nr_fresh);
