@@ -66,8 +66,9 @@
  *                           more than the global counters over the same
  *                           window, and its CPU figure grows
  * many_processes_promoted:  128 processes, each with a small hot set on the
- *                           slow node, all have it on the top node within a
- *                           deadline computed from the knobs
+ *                           slow node, all have it on the top node, and
+ *                           promotion never stalls for longer than a
+ *                           window computed from the knobs
  * idle_mm_beside_hot:       a small hot set beside a large mm that sleeps
  *                           reaches the top node while the large mm's
  *                           first scan is still under way
@@ -2780,8 +2781,8 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
 #define MANY_MMS_TO_SCAN	4096
 #define MANY_SLEEP_MS		20
 /*
- * The deadline for every hot set to reach PROMOTE_PERCENT, from the
- * moment the daemon resumes, all children placed and due:
+ * The time for every hot set to reach PROMOTE_PERCENT, from the moment the
+ * daemon resumes, all children placed and due:
  *
  * - MANY_SCANS scans of each child: the first only primes its hot set,
  *   the second promotes it; two more for a scan put off (its mmap_lock
@@ -2800,12 +2801,21 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
  *   every hot set at that rate.
  * - MANY_CHECK_MS, for a child to see its hot set arrive.
  *
+ * That time is the stall window of the wait: the test fails if a whole
+ * window passes without a hot page reaching the top node before every hot
+ * set is there, as when the processes not served yet are left behind.  It
+ * is not a deadline for all of them: the CPU time left to the thread is
+ * the part of the model that a machine can make longer, and on an
+ * emulated one the wakeups of the children alone keep both CPUs busy,
+ * which leaves the thread, and the children migrating their own batches,
+ * a share of a CPU that falls as 1/MANY_CHILDREN.
+ *
  * MANY_WAIT_MAX_MS is the most the test waits, within its harness
- * timeout; a rate limit that needs more makes it skip.
+ * timeout; a rate limit that needs a longer window makes it skip.
  */
 #define MANY_SCANS		4
 #define MANY_PAGE_COST_US	1000
-#define MANY_WAIT_MAX_MS	(240 * 1000)
+#define MANY_WAIT_MAX_MS	(420 * 1000)
 #define RATE_LIMIT_SYSCTL \
 	"/proc/sys/kernel/numa_balancing_rate_limit_mbps"
 /* Placing, the deadline, reaping, with a margin. */
@@ -2916,7 +2926,9 @@ static void many_child(struct many_board *board, int idx, int slow, int top,
 
 /*
  * Condition for tier_wait(): every child is in state @want or past it.
- * A child that could not place its hot set, or that died, ends the wait.
+ * A child that could not place its hot set, or that died, ends the wait;
+ * so does, with @stall_ms set, a stall: @stall_ms without a hot page more
+ * on the top node, the children's counts (@pages) taken together.
  */
 struct many_cond {
 	struct many_board *board;
@@ -2926,36 +2938,52 @@ struct many_cond {
 	int count;
 	int failed;
 	int died;
+	unsigned long stall_ms;
+	long pages;
+	double moved_at;
+	bool stalled;
 };
 
 static bool many_counted(void *arg)
 {
+	unsigned long nr_pages = MANY_HOT_SIZE / sysconf(_SC_PAGESIZE);
 	struct many_cond *cond = arg;
+	const struct many_report *r;
 	int i, state, status;
+	long pages = 0;
 
 	cond->count = 0;
 	cond->failed = 0;
 	for (i = 0; i < cond->nr; i++) {
-		state = __atomic_load_n(&cond->board->child[i].state,
-					__ATOMIC_ACQUIRE);
+		r = &cond->board->child[i];
+		state = __atomic_load_n(&r->state, __ATOMIC_ACQUIRE);
 		if (state == MANY_FAILED)
 			cond->failed++;
 		else if (state >= cond->want)
 			cond->count++;
+		pages += state == MANY_REACHED ? nr_pages : r->pages;
 		if (cond->pids[i] > 0 &&
 		    waitpid(cond->pids[i], &status, WNOHANG) == cond->pids[i]) {
 			cond->pids[i] = 0;
 			cond->died++;
 		}
 	}
-	return cond->count == cond->nr || cond->failed || cond->died;
+	if (pages > cond->pages) {
+		cond->pages = pages;
+		cond->moved_at = tier_now();
+	} else if (cond->stall_ms &&
+		   tier_now() - cond->moved_at >= cond->stall_ms / 1000.0) {
+		cond->stalled = true;
+	}
+	return cond->count == cond->nr || cond->failed || cond->died ||
+	       cond->stalled;
 }
 
 /*
- * The deadline of many_processes_promoted in ms, see MANY_SCANS; 0 if the
- * rate limit promotes nothing or cannot be read as a number.
+ * The stall window of many_processes_promoted in ms, see MANY_SCANS; 0 if
+ * the rate limit promotes nothing or cannot be read as a number.
  */
-static unsigned long many_deadline_ms(void)
+static unsigned long many_window_ms(void)
 {
 	unsigned long psz = sysconf(_SC_PAGESIZE);
 	unsigned long hot_pages = MANY_CHILDREN * (MANY_HOT_SIZE / psz);
@@ -3012,7 +3040,7 @@ TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
 	bool placed = false, resumed = false, promoted = false;
 	struct stats before, after;
 	struct many_board *board;
-	unsigned long deadline;
+	unsigned long window;
 	int i;
 
 	ASSERT_EQ(0, self->setup_err);
@@ -3026,11 +3054,11 @@ TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, knob_write_long(MMS_TO_SCAN, MANY_MMS_TO_SCAN));
 	ASSERT_EQ(0, knob_write_long(SCAN_SLEEP_MS, MANY_SLEEP_MS));
 	ASSERT_EQ(0, knob_write_long(SCAN_DELAY_MS, 0));
-	deadline = many_deadline_ms();
-	if (!deadline || deadline > MANY_WAIT_MAX_MS)
+	window = many_window_ms();
+	if (!window || window > MANY_WAIT_MAX_MS)
 		SKIP(return, "the promotion rate limit (%s) allows no promotion within %d s",
 		     RATE_LIMIT_SYSCTL, MANY_WAIT_MAX_MS / 1000);
-	TH_LOG("deadline %lu ms", deadline);
+	TH_LOG("stall window %lu ms", window);
 
 	board = mmap(NULL, sizeof(*board), PROT_READ | PROT_WRITE,
 		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -3061,10 +3089,12 @@ TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
 	}
 	if (resumed) {
 		cond.want = MANY_REACHED;
-		promoted = tier_wait(NULL, 0, many_counted, &cond, deadline) &&
+		cond.stall_ms = window;
+		cond.moved_at = board->start;
+		promoted = tier_wait(NULL, 0, many_counted, &cond,
+				     MANY_WAIT_MAX_MS) &&
 			   cond.count == cond.nr;
-		TH_LOG("after %.1f s of %lu allowed", tier_now() - board->start,
-		       deadline / 1000);
+		TH_LOG("after %.1f s", tier_now() - board->start);
 		many_log(_metadata, board, cond.nr, self->top);
 		if (!stats_read(&after))
 			stats_log(_metadata, &before, &after);
@@ -3087,8 +3117,12 @@ TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
 	}
 	ASSERT_TRUE(resumed);
 	ASSERT_TRUE(promoted) {
-		TH_LOG("not every hot set reached %d%% within %lu ms",
-		       PROMOTE_PERCENT, deadline);
+		if (cond.stalled)
+			TH_LOG("no hot page reached node %d in %lu ms",
+			       self->top, window);
+		else
+			TH_LOG("not every hot set reached %d%% within %d s",
+			       PROMOTE_PERCENT, MANY_WAIT_MAX_MS / 1000);
 	}
 }
 
