@@ -130,6 +130,9 @@ def export(ref):
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         with open(dest, "wb") as f:
             f.write(content)
+        # Keep the mode the branch gives it (an executable script stays one)
+        mode = git("ls-tree", ref, "--", path).split(None, 1)[0]
+        os.chmod(dest, 0o755 if mode == "100755" else 0o644)
     gone = [n for n in names.values() if n not in used]
     for name in gone:
         os.remove(os.path.join(tree.PATCHES, name))

@@ -204,17 +204,18 @@ stocks), which NUMA balancing now obeys with free space too, with its
 sysctl documentation and KUnit suite; KSM's smart scan schedule shared;
 migrate_misplaced_folios(), which migrates a list of isolated folios with
 one migrate_pages() call; migrate_balanced_pgdat() made callable from the
-rest of mm/.  Then kmmscand itself, its hooks and its use of the rate
+rest of mm/; MGLRU's mm usage hint made one that any page table walker
+can own a bit of.  Then kmmscand itself, its hooks and its use of the rate
 limit; the scan-cost optimisations, one patch each with its knob, counter
 and measurements (a skip history per region, the Accessed bit of
-non-leaf PMD entries, MGLRU's mm usage hint to pass over idle mms); one
+non-leaf PMD entries, the mm usage hint to pass over idle mms); one
 migrate_pages() call and one TLB flush per batch; a full top tier (back-off, kswapd's headroom
 where kmmscand found no room, a heat threshold per node, min_heat);
 memory policies and the owner of an mm; scale (mms queued by due time, a
 work budget per pass, mms with nothing to scan passed over, busy
 processes copying and scanning their own memory); control and
 visibility (/proc/<pid>/kmmscand, prctl, memory.kmmscand, memory.stat);
-last the selftests, the documentation and the kmmscand-top tool.
+last the selftests, the documentation and the kmmscand-top.py tool.
 
 {text_section(CHANGES)}
 {questions_section()}
@@ -284,16 +285,11 @@ def export():
 
 # ---------------------------------------------------------------- checks
 
-def checkpatch_mailed(rules):
+def checkpatch_mailed():
     """checkpatch --strict on each mailed patch; [(file, findings)]."""
-    names = tree.series_patches()
     bad = []
-    for i, path in enumerate(mailed_patches()):
-        # Exceptions are written for patches/NAME; patch i is names[i].
-        name_rules = [(f.replace(f"patches/{names[i]}",
-                                 os.path.relpath(path, REPO)), t)
-                      for f, t in rules]
-        found = check.checkpatch(path, False, name_rules)
+    for path in mailed_patches():
+        found = check.checkpatch(path, False)
         mark = "clean" if not found else f"{len(found)} finding(s)"
         say(f"checkpatch {os.path.basename(path)}: {mark}")
         if found:
@@ -408,8 +404,20 @@ def touches_kernel_build(commit):
     return any(not p.startswith(NOT_BUILT) for p in changed)
 
 
-def build_each(commits):
-    """Build the kernel after each patch; stop at the first that breaks."""
+def parse_only(only, count):
+    """--only N-M (or N): the 1-based patch numbers to build after."""
+    m = re.fullmatch(r"(\d+)(?:-(\d+))?", only or "")
+    if not m:
+        die(f"--only {only}: want N or N-M, patch numbers from 1 to {count}")
+    first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+    if not 1 <= first <= last <= count:
+        die(f"--only {only}: want 1 <= N <= M <= {count}")
+    return range(first - 1, last)
+
+
+def build_each(commits, only=None):
+    """Build the kernel after each patch (or those @only names); stop at
+    the first that breaks."""
     names = tree.series_patches()
     mailed = [os.path.basename(p) for p in mailed_patches()]
     log = os.path.join(LOGS, "series-check.log")
@@ -417,8 +425,11 @@ def build_each(commits):
     with open(log, "w", encoding="utf-8") as f:
         f.write(f"== {base_line()}\n")
     times = []
+    wanted = parse_only(only, len(commits)) if only else range(len(commits))
     for i, commit in enumerate(commits):
         label = f"[{i + 1}/{len(commits)}] {names[i]}"
+        if i not in wanted:
+            continue
         if 0 < i < len(commits) - 1 and not touches_kernel_build(commit):
             say(f"{label}: changes no file of the kernel build "
                 "(Documentation/, tools/, MAINTAINERS): builds as the one before")
@@ -442,13 +453,13 @@ def build_each(commits):
     return times
 
 
-def series_check():
+def series_check(only=None):
     """make series-check: checkpatch, git am equality, a build per patch."""
     lock = src_lock()
     tip = export()
     problems = []
     say("checkpatch --strict on every patch of out/series")
-    for name, found in checkpatch_mailed(check.load_exceptions()):
+    for name, found in checkpatch_mailed():
         problems.append(f"checkpatch {name}:\n    " + "\n    ".join(found))
     loose = unclaimed_files()
     if loose:
@@ -458,8 +469,10 @@ def series_check():
     if len(commits) != len(tree.series_patches()):
         die(f"git am made {len(commits)} commits for "
             f"{len(tree.series_patches())} patches")
-    times = build_each(commits)
-    say(f"every prefix of the series builds: {len(times)} builds, "
+    times = build_each(commits, only)
+    which = f"patches {only} of the series build" if only else \
+        "every prefix of the series builds"
+    say(f"{which}: {len(times)} builds, "
         f"{fmt_time(sum(times))} in all, longest {fmt_time(max(times))}")
     if problems:
         die("series-check: " + "\n".join(problems))

@@ -3,11 +3,11 @@
 #
 # What kmmscand, the kernel thread that promotes hot pages from slower
 # memory tiers, does for each process. For more info, run:
-# ./kmmscand-top --help
+# ./kmmscand-top.py --help
 #
 # Python 3 standard library only.
 
-"""kmmscand-top: what kmmscand promotes, for which processes, at what cost.
+"""kmmscand-top.py: what kmmscand promotes, for which processes, at what cost.
 
 Reads /proc/<pid>/kmmscand of every process, /proc/vmstat (kmmscand_*)
 and the CPU time of the "kmmscand" kernel thread, and shows differences
@@ -15,7 +15,7 @@ between samples. Pages are counted as base pages and shown in MB; CPU
 percentages are of one CPU.
 
 Modes:
-  kmmscand-top [-i S] [-n N | --once] [--sort KEY] [--all]
+  kmmscand-top.py [-i S] [-n N | --once] [--sort KEY] [--all]
       a live view refreshed every S seconds (default 2): the machine's
       promotion rate and kmmscand thread CPU, then one line per process:
         PID, COMM
@@ -29,7 +29,7 @@ Modes:
       Processes with no promotion, no hot page found and less than 0.05%
       CPU spent are left out, here and in --summary, unless --all is given.
 
-  kmmscand-top --summary SECONDS [--json] [--by-cgroup]
+  kmmscand-top.py --summary SECONDS [--json] [--by-cgroup]
       samples at the start and the end of a window of SECONDS and prints
       what happened in it, per process and in total.  With --by-cgroup,
       also per memory cgroup, from the kmmscand_* entries of memory.stat
@@ -39,7 +39,7 @@ Modes:
       SCAN_CPU_MS is kmmscand_cpu_us, the thread's and the processes'
       own CPU time on kmmscand's work.
 
-  kmmscand-top --plot FILE.png SECONDS [-i S] [--top K] [--by-cgroup]
+  kmmscand-top.py --plot FILE.png SECONDS [-i S] [--top K] [--by-cgroup]
       samples every S seconds for SECONDS and writes a PNG chart of the
       MB promoted since the start for the K processes (default 8), or
       cgroup v2 paths with --by-cgroup, that got the most.
@@ -614,7 +614,7 @@ def positive(text):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="kmmscand-top", description=__doc__,
+        prog="kmmscand-top.py", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--summary", type=positive, metavar="SECONDS",
@@ -663,7 +663,7 @@ def main(argv=None):
         else:
             live(args)
     except NoSupport as e:
-        print(f"kmmscand-top: {e}", file=sys.stderr)
+        print(f"kmmscand-top.py: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print()
