@@ -70,7 +70,7 @@ series:
 ## series-check  checkpatch each mailed patch, check that git am of
 ##          out/series gives the tree make kernel builds, build the kernel
 ##          after each patch (build/obj-series); names the first that breaks;
-##          ONLY=N-M builds after patches N to M only (a reshape's prefixes)
+##          ONLY=N-M,K builds after those patches only (a reshape's prefixes)
 series-check:
 	$(KMM) series-check $(if $(ONLY),--only $(ONLY))
 

@@ -405,14 +405,19 @@ def touches_kernel_build(commit):
 
 
 def parse_only(only, count):
-    """--only N-M (or N): the 1-based patch numbers to build after."""
-    m = re.fullmatch(r"(\d+)(?:-(\d+))?", only or "")
-    if not m:
-        die(f"--only {only}: want N or N-M, patch numbers from 1 to {count}")
-    first, last = int(m.group(1)), int(m.group(2) or m.group(1))
-    if not 1 <= first <= last <= count:
-        die(f"--only {only}: want 1 <= N <= M <= {count}")
-    return range(first - 1, last)
+    """--only N-M,K,...: the 0-based indices of the patches (numbered from
+    1) to build after."""
+    wanted = set()
+    for part in (only or "").split(","):
+        m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
+        if not m:
+            die(f"--only {only}: want N, N-M or a comma-separated list of "
+                f"them, patch numbers from 1 to {count}")
+        first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+        if not 1 <= first <= last <= count:
+            die(f"--only {only}: want 1 <= N <= M <= {count}")
+        wanted.update(range(first - 1, last))
+    return wanted
 
 
 def build_each(commits, only=None):
