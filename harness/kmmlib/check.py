@@ -14,7 +14,7 @@ import time
 
 from . import kernel, tree, vm
 from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line,
-                     build_workload, die, ensure_dir, run, say)
+                     build_workload, ensure_dir, run, say)
 
 KSFT_SRC = os.path.join(TREE, "tools", "testing", "selftests", "mm")
 KSFT_OUT = os.path.join(OUT, "ksft")
@@ -27,7 +27,7 @@ KSELFTESTS = [
     # KSM's own, unchanged by the series but for its skip schedule, which
     # it now shares with kmmscand (smart_scan_skips()).
     ("ksm_functional_tests", 600),
-    # About 660 s; its many_processes_promoted waits up to 420 s on a slow
+    # 500 to 660 s; its many_processes_promoted waits up to 420 s on a slow
     # machine, as long as promotion makes progress.
     ("kmmscand", 1200),
     ("promote_rate_limit", 900),
@@ -74,14 +74,8 @@ def checkpatch(path, is_file):
         args.append("-f")
     res = subprocess.run(args + [path], cwd=TREE, capture_output=True,
                          text=True, check=False)
-    name = os.path.relpath(path, REPO)
-    found = []
-    for line in res.stdout.splitlines():
-        m = re.search(r": (ERROR|WARNING|CHECK):(\w+):", line)
-        if not m:
-            continue
-        found.append(line)
-    return found
+    return [line for line in res.stdout.splitlines()
+            if re.search(r": (ERROR|WARNING|CHECK):\w+:", line)]
 
 
 def check_static(t, tip):
