@@ -2810,15 +2810,16 @@ TEST_F_TIMEOUT(kmmscand, owner_migrates, 2 * PROMOTE_TEST_TIMEOUT_S)
  * which leaves the thread, and the children migrating their own batches,
  * a share of a CPU that falls as 1/MANY_CHILDREN.
  *
- * MANY_WAIT_MAX_MS is the most the test waits, within its harness
- * timeout; a rate limit that needs a longer window makes it skip.
+ * MANY_WAIT_MAX_MS is the most the test waits: what MANY_TEST_TIMEOUT_S
+ * leaves after MANY_PLACE_TIMEOUT_MS, less a minute to reap the children.
+ * A rate limit that needs a longer window makes it skip.
  */
 #define MANY_SCANS		4
 #define MANY_PAGE_COST_US	1000
 #define MANY_WAIT_MAX_MS	(420 * 1000)
 #define RATE_LIMIT_SYSCTL \
 	"/proc/sys/kernel/numa_balancing_rate_limit_mbps"
-/* Placing, the deadline, reaping, with a margin. */
+/* Placing, the wait, reaping, with a margin. */
 #define MANY_TEST_TIMEOUT_S	600
 
 /* Whether @node has @bytes free above its watermarks and reserves. */
