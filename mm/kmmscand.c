@@ -3118,9 +3118,9 @@ static bool kmmscand_policy_allows(struct vm_area_struct *vma,
  * whole for the policy at its start; instead each PMD-sized region whose
  * policy at its first and last page does not let its folios move is passed
  * over, and, since a range can end inside a region, the policy is looked
- * up again per candidate, as NUMA balancing looks it up per fault.  Only the regions
- * that may move make the scan one that learns how hot the mm is (see
- * kmmscand_end_scan()).
+ * up again per candidate, as NUMA balancing looks it up per fault.  Only
+ * the regions that may move make the scan one that learns how hot the mm
+ * is (see kmmscand_end_scan()).
  */
 static bool kmmscand_vma_shared_policy(struct vm_area_struct *vma)
 {
