@@ -3212,8 +3212,8 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 {
 #ifdef CONFIG_TRANSPARENT_HUGEPAGE
 	struct kmmscand_walk_ctl *ctl = walk->private;
-	struct folio *folio = NULL;
 	spinlock_t *ptl;	/* the PMD's page table lock */
+	struct folio *folio;
 	bool young;
 	pmd_t pmde;
 
@@ -3229,16 +3229,17 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 	}
 
 	/* NUMA hinting entries belong to NUMA balancing */
-	if (!pmd_protnone(pmde) && !is_huge_zero_pmd(pmde))
-		folio = pmd_folio(pmde);
-	if (folio && kmmscand_folio_wanted(ctl, folio))
+	if (pmd_protnone(pmde) || is_huge_zero_pmd(pmde))
+		goto unlock;
+	folio = pmd_folio(pmde);
+	if (kmmscand_folio_wanted(ctl, folio)) {
 		ctl->ms->region.slow = true;
-	if (folio && kmmscand_folio_wanted(ctl, folio) &&
-	    folio != ctl->last_folio && kmmscand_batch_full(ctl->batch)) {
-		ctl->next_addr = addr;
-		*ret = KMMSCAND_WALK_FULL;
-	} else if (folio) {
-		ctl->scanned += HPAGE_PMD_NR;
+		if (folio != ctl->last_folio &&
+		    kmmscand_batch_full(ctl->batch)) {
+			ctl->next_addr = addr;
+			*ret = KMMSCAND_WALK_FULL;
+			goto unlock;
+		}
 		/*
 		 * Flush when young: a THP's translation stays in the TLB
 		 * for long, and a CPU that uses a cached translation never
@@ -3246,13 +3247,12 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 		 * cheap next to the 512 pages it covers; cleared PTEs share
 		 * one flush per scan step, see kmmscand_flush_tlb().
 		 */
-		if (kmmscand_folio_wanted(ctl, folio)) {
-			young = pmdp_clear_flush_young_notify(walk->vma, addr,
-							      pmd);
-			kmmscand_note_entry(ctl, folio, walk->vma, addr,
-					    HPAGE_PMD_NR, young);
-		}
+		young = pmdp_clear_flush_young_notify(walk->vma, addr, pmd);
+		kmmscand_note_entry(ctl, folio, walk->vma, addr, HPAGE_PMD_NR,
+				    young);
 	}
+	ctl->scanned += HPAGE_PMD_NR;
+unlock:
 	spin_unlock(ptl);
 	return true;
 #else
@@ -3294,32 +3294,11 @@ static int kmmscand_scan_ptes(struct kmmscand_walk_ctl *ctl,
 	return 0;
 }
 
-/*
- * Clear the Accessed bit of the PMD entry above the PTE table just read,
- * once per visit of the region, if the table holds slow-tier memory (see
- * "kmmscand and the Accessed bit of PMD entries" for why not otherwise).
- * The PTE table lock is enough:
- * pte_offset_map_lock() checked that @pmd still points to the table, and
- * whatever replaces or frees a PTE table of a VMA under mmap_read_lock
- * (retract_page_tables() for one) takes the lock of that table too.  The
- * bit itself is cleared atomically, against the CPU setting it.
- */
-static void kmmscand_clear_pmd_young(struct kmmscand_walk_ctl *ctl,
-				     struct vm_area_struct *vma,
-				     unsigned long addr, pmd_t *pmd)
-{
-	struct kmmscand_region *r = &ctl->ms->region;
-
-	if (!kmmscand_pmd_young_usable() || !r->clear_pmd || !r->slow)
-		return;
-	r->clear_pmd = false;
-	if (pmdp_test_and_clear_young(vma, addr, pmd))
-		ctl->flush_tlb = true;
-}
-
 static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 				   unsigned long end, struct mm_walk *walk)
 {
+	struct kmmscand_walk_ctl *ctl = walk->private;
+	struct kmmscand_region *r = &ctl->ms->region;
 	spinlock_t *ptl;	/* the PTE table's lock */
 	pte_t *pte;
 	int ret;
@@ -3333,8 +3312,22 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 	 * out of line, where sparse cannot see it.
 	 */
 	__acquire(RCU);
-	ret = kmmscand_scan_ptes(walk->private, walk->vma, pte, addr, end);
-	kmmscand_clear_pmd_young(walk->private, walk->vma, addr, pmd);
+	ret = kmmscand_scan_ptes(ctl, walk->vma, pte, addr, end);
+	/*
+	 * Clear the Accessed bit of the PMD entry above the table once per
+	 * visit of the region, if the table holds slow-tier memory (see
+	 * "kmmscand and the Accessed bit of PMD entries" for why not
+	 * otherwise).  The PTE table lock is enough: pte_offset_map_lock()
+	 * checked that @pmd still points to the table, and whatever replaces
+	 * or frees a PTE table of a VMA under mmap_read_lock
+	 * (retract_page_tables() for one) takes the lock of that table too.
+	 * The bit itself is cleared atomically, against the CPU setting it.
+	 */
+	if (kmmscand_pmd_young_usable() && r->clear_pmd && r->slow) {
+		r->clear_pmd = false;
+		if (pmdp_test_and_clear_young(walk->vma, addr, pmd))
+			ctl->flush_tlb = true;
+	}
 	pte_unmap_unlock(pte, ptl);
 	return ret;
 }
@@ -3467,45 +3460,25 @@ static void kmmscand_forget_unmapped(struct kmmscand_mm_slot *ms,
 }
 
 /*
- * Sample the Accessed bit of the PMD entry @pmd of the region being
- * entered, where it can be used.  A lockless read is enough: the bit is a
- * hint, and kmmscand_clear_pmd_young() rechecks the entry under the lock.
+ * Decide what the visit of the region that @pmd maps does: read it, prime
+ * it or pass over it, from its history and the Accessed bit of @pmd.
  */
-static void kmmscand_sample_pmd(struct kmmscand_walk_ctl *ctl,
-				struct kmmscand_region *r, pmd_t *pmd)
-{
-	pmd_t pmdval = pmdp_get_lockless(pmd);
-
-	r->pmd_bit = ctl->pmd_young && pmd_present(pmdval) && !pmd_leaf(pmdval);
-	r->pmd_young = r->pmd_bit && pmd_young(pmdval);
-}
-
-/*
- * A visit about to read a region: pass over its PTE table if its PMD entry
- * is old, otherwise have the entry's bit cleared when the table is read.
- * Return whether to pass over it.
- */
-static bool kmmscand_pmd_old(struct kmmscand_walk_ctl *ctl,
-			     struct kmmscand_region *r)
-{
-	if (!r->pmd_bit)
-		return false;
-	if (r->hist &&
-	    !kmmscand_pmd_visit(r->hist, r->pmd_young, ctl->pmd_bounded))
-		return true;
-	r->clear_pmd = true;
-	return false;
-}
-
 static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 				  struct kmmscand_region *r,
 				  unsigned long index, pmd_t *pmd)
 {
+	/*
+	 * A lockless read is enough: the bit is a hint, and the entry is
+	 * checked again under the lock where the bit is cleared, in
+	 * kmmscand_scan_pte_table().
+	 */
+	pmd_t pmdval = pmdp_get_lockless(pmd);
+
 	r->index = index;
 	r->slow = false;
 	r->accessed = false;
-	r->clear_pmd = false;
-	kmmscand_sample_pmd(ctl, r, pmd);
+	r->pmd_bit = ctl->pmd_young && pmd_present(pmdval) && !pmd_leaf(pmdval);
+	r->pmd_young = r->pmd_bit && pmd_young(pmdval);
 	r->hist = kmmscand_hist_lookup(ctl->ms, index);
 	if (!r->hist)
 		r->visit = KMMSCAND_VISIT_PRIME;
@@ -3520,11 +3493,15 @@ static void kmmscand_enter_region(struct kmmscand_walk_ctl *ctl,
 		r->reason = *r->hist & KMMSCAND_HIST_NO_SLOW ?
 			    KMMSCAND_SKIP_NO_SLOW_TIER : KMMSCAND_SKIP_COLD;
 		count_vm_event(KMMSCAND_REGION_SKIPPED);
-	} else if (kmmscand_pmd_old(ctl, r)) {
+	} else if (r->pmd_bit && r->hist &&
+		   !kmmscand_pmd_visit(r->hist, r->pmd_young,
+				       ctl->pmd_bounded)) {
 		r->visit = KMMSCAND_VISIT_SKIP;
 		r->reason = KMMSCAND_SKIP_PMD_OLD;
 		count_vm_event(KMMSCAND_PMD_SKIPPED);
 	}
+	/* A table that is read has the bit of its PMD entry cleared after */
+	r->clear_pmd = r->pmd_bit && r->visit != KMMSCAND_VISIT_SKIP;
 	if (r->visit == KMMSCAND_VISIT_SCAN)
 		/* NULL if that fails: all accessed entries are hot then */
 		r->heat = kmmscand_xa_get(ctl->mm, &ctl->ms->heat, index,
