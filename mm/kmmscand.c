@@ -295,8 +295,7 @@
  * misses is what MGLRU misses: accesses made to the memory of the mm by no
  * task of its own, such as a kernel thread working in the mm with
  * kthread_use_mm().  Such accesses are rare, and skip_idle_mm=0 turns the
- * skipping off.  A scan in progress is always
- * finished.
+ * skipping off.  A scan in progress is always finished.
  */
 
 #define pr_fmt(fmt) "kmmscand: " fmt
@@ -2222,9 +2221,9 @@ static unsigned long kmmscand_inflight(int nid)
 }
 
 /*
- * The room that kswapd makes on @nid for promotions when it is woken while
- * kmmscand wants it (kmmscand_wants_room()): the pages between the high
- * and the promotion watermarks of its zones.
+ * The room that kswapd makes on @nid for promotions in NUMA balancing's
+ * tiering mode, or while kmmscand wants it (kmmscand_wants_room()): the
+ * pages between the high and the promotion watermarks of its zones.
  */
 static unsigned long kmmscand_promo_headroom(int nid)
 {
