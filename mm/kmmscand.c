@@ -3321,8 +3321,12 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 	 * or frees a PTE table of a VMA under mmap_read_lock
 	 * (retract_page_tables() for one) takes the lock of that table too.
 	 * The bit itself is cleared atomically, against the CPU setting it.
+	 * clear_pmd is only set where the bit is usable; the config test
+	 * leaves the call out of kernels where pmdp_test_and_clear_young()
+	 * is a BUILD_BUG() (neither THP nor ARCH_HAS_NONLEAF_PMD_YOUNG).
 	 */
-	if (kmmscand_pmd_young_usable() && r->clear_pmd && r->slow) {
+	if (IS_ENABLED(CONFIG_ARCH_HAS_NONLEAF_PMD_YOUNG) && r->clear_pmd &&
+	    r->slow) {
 		r->clear_pmd = false;
 		if (pmdp_test_and_clear_young(walk->vma, addr, pmd))
 			ctl->flush_tlb = true;
