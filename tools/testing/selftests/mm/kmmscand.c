@@ -10,44 +10,49 @@
  * cold_set_stays:           an untouched set stays while a hot one moves
  * mbind_respected:          memory bound to the slow node with MPOL_BIND
  *                           stays, while default-policy memory moves
+ * shared_subrange_policy:   of shared mappings, the half that another
+ *                           process binds to the slow node with MPOL_BIND
+ *                           stays, first or second, while the other moves
  * knobs_reject_bad_input:   every knob refuses bad values with EINVAL and
  *                           keeps its value, and takes good ones
  * disabled_stops_promotion: scan_enabled=0 stops promotion, 1 resumes it
- * exit_while_scanning:      processes that exit or are killed while being
- *                           scanned and migrated all go away, many of them
- *                           seen scanned first, and the daemon promotes a
- *                           hot set afterwards
  * thp_promoted_whole:       a THP hot set is promoted as THPs
  * contents_intact:          page contents survive promotion, including
  *                           writes made while pages move
- * idle_mapping_skipped:     an untouched mapping makes the region and PMD
- *                           skip counters grow, and a sleeping process
- *                           the idle mm one; skip_idle_mm=0 stops that
+ * first_scan_after_delay:   a new process is first scanned scan_delay_ms
+ *                           after its fork, not a first period later
+ * rescan_after_bound_start: a process that starts under a task MPOL_BIND
+ *                           and then drops it is scanned again within the
+ *                           shortest period, not a lengthened one later
  * cold_region_turns_hot:    a region passed over for being cold is
  *                           promoted within smart_scan_max_skips + 2 scan
  *                           periods of turning hot
  * cold_region_recalled:     with pmd_young, such a region is promoted
  *                           within 3 periods even in a run of the longest
  *                           skips (smart_scan_max_skips at its limit, 32)
- * first_scan_after_delay:   a new process is first scanned scan_delay_ms
- *                           after its fork, not a first period later
- * knob_write_ends_wait:     knob writes that shorten the thread's sleep, a
- *                           delay or the periods take effect at once, not
- *                           after the waits the old values started
- * rescan_after_bound_start: a process that starts under a task MPOL_BIND
- *                           and then drops it is scanned again within the
- *                           shortest period, not a lengthened one later
- * scan_cost_knobs:          smart_scan, smart_scan_max_skips, pmd_young,
- *                           skip_idle_mm, migrate_by_owner, scan_by_owner
- *                           and scan_by_default refuse bad input with
+ * scan_cost_knobs:          the knobs that turn the scan-cost features on
+ *                           and off, and bound them, refuse bad input with
  *                           EINVAL and keep their value
+ * idle_mapping_skipped:     an untouched mapping makes the region and PMD
+ *                           skip counters grow, and a sleeping process
+ *                           the idle mm one; skip_idle_mm=0 stops that
+ * mixed_cgroups_accounted:  a batch that holds the pages of two memory
+ *                           cgroups counts each page's promotion in the
+ *                           memory.stat of its own cgroup
  * full_node_backs_off:      with no room on the top node, kmmscand backs
  *                           off: few back-off windows, few PTEs read while
  *                           they last, the node never below its min
  *                           watermarks; once there is room, the hot set moves
- * shared_subrange_policy:   of shared mappings, the half that another
- *                           process binds to the slow node with MPOL_BIND
- *                           stays, first or second, while the other moves
+ * knob_write_ends_wait:     knob writes that shorten the thread's sleep, a
+ *                           delay or the periods take effect at once, not
+ *                           after the waits the old values started
+ * many_processes_promoted:  128 processes, each with a small hot set on the
+ *                           slow node, all have it on the top node, and
+ *                           promotion never stalls for longer than a
+ *                           window computed from the knobs
+ * idle_mm_beside_hot:       a small hot set beside a large mm that sleeps
+ *                           reaches the top node while the large mm's
+ *                           first scan is still under way
  * bound_mm_not_walked:      a running process whose task policy binds all
  *                           its memory to the slow node has its due scans
  *                           passed over (kmmscand_mm_unchanged); it
@@ -57,26 +62,23 @@
  *                           set is promoted copies it itself
  *                           (kmmscand_owner_migrated grows); with 0 the
  *                           kmmscand thread does (it does not)
- * owner_scans:              with scan_by_owner=1 and every CPU crowded, the
- *                           process whose hot set is promoted runs scan
- *                           steps of its own mm (owner_scans of
- *                           /proc/self/kmmscand grows); with 0 it runs none
  * proc_figures:             /proc/self/kmmscand counts the pages promoted
  *                           for the test and the PTEs its scans read, no
  *                           more than the global counters over the same
  *                           window, and its CPU figure grows
- * many_processes_promoted:  128 processes, each with a small hot set on the
- *                           slow node, all have it on the top node, and
- *                           promotion never stalls for longer than a
- *                           window computed from the knobs
- * idle_mm_beside_hot:       a small hot set beside a large mm that sleeps
- *                           reaches the top node while the large mm's
- *                           first scan is still under way
+ * exit_while_scanning:      processes that exit or are killed while being
+ *                           scanned and migrated all go away, many of them
+ *                           seen scanned first (their /proc/<pid>/kmmscand),
+ *                           and the daemon promotes a hot set afterwards
+ * unmapped_history_forgotten: a buffer mapped where an unmapped one was
+ *                           scanned, written once and left on the slow
+ *                           node, stays there although kmmscand reads it
  * prctl_opt_out:            a process started by a launcher that opted
  *                           out with prctl keeps the mode across fork and
  *                           exec, and is neither scanned nor promoted while
- *                           its sibling's hot set is; scan_by_default=0
- *                           leaves a process alone unless it opted in
+ *                           its sibling's hot set is
+ * prctl_opt_in:             with scan_by_default=0, a process is left alone
+ *                           unless its launcher opted in
  * cgroup_off:               the processes of a memory cgroup whose parent
  *                           has memory.kmmscand=0 are not scanned, though
  *                           the child has 1, while a sibling cgroup's are
@@ -84,13 +86,24 @@
  *                           exactly what /proc/<pid>/kmmscand of its
  *                           process does; one moved to the allowed cgroup
  *                           is then promoted
+ * owner_scans:              with scan_by_owner=1 and every CPU crowded, the
+ *                           process whose hot set is promoted runs scan
+ *                           steps of its own mm (owner_scans of
+ *                           /proc/self/kmmscand grows); with 0 it runs none
+ * min_heat_holds_back_one_read: with min_heat at its highest, a page read
+ *                           once stays on the slow node while a hot set
+ *                           next to it moves
+ * hot_set_moves_on:         once its hot set is on the top node, a process
+ *                           that goes on running is scanned at about its
+ *                           short period, not at the period of an idle one
  *
- * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers;
- * proc_figures, prctl_opt_out and cgroup_off skip without
- * /proc/<pid>/kmmscand, unless KMMSCAND_REQUIRE_PROC=1 in the environment
- * makes that a failure (for a rig whose kernel is meant to have it), and
- * cgroup_off skips without a cgroup v2 memory controller with
- * memory.kmmscand, unless KMMSCAND_REQUIRE_CGROUP=1 does.
+ * Every test skips without /sys/kernel/mm/kmmscand or two memory tiers.
+ * The tests that read /proc/<pid>/kmmscand skip without it, unless
+ * KMMSCAND_REQUIRE_PROC=1 in the environment makes that a failure (for a
+ * rig whose kernel is meant to have it).
+ * The tests that make memory cgroups skip without a cgroup v2 memory
+ * controller (cgroup_off also without memory.kmmscand), unless
+ * KMMSCAND_REQUIRE_CGROUP=1 does.
  * Each restores the knobs, kernel.numa_balancing and demotion_enabled it
  * changed.
  */
@@ -3606,6 +3619,14 @@ TEST_F_TIMEOUT(kmmscand, owner_scans, 2 * PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_EQ(0, scans);
 }
 
+/* Exit codes of a worker or its launcher, beyond a percentage */
+#define WORKER_BAD_ENV		201
+#define WORKER_NO_PLACE		202
+#define WORKER_LOST_MODE	203
+#define WORKER_NO_EXEC		204
+#define WORKER_NO_PRCTL		205
+#define WORKER_NO_CGROUP	206
+
 /*
  * prctl_opt_out, prctl_opt_in and cgroup_off: two processes with a hot set
  * of HOT_SIZE on the slow node each, of which kmmscand must serve one and
@@ -3622,13 +3643,6 @@ TEST_F_TIMEOUT(kmmscand, owner_scans, 2 * PROMOTE_TEST_TIMEOUT_S)
 #endif
 /* What a worker started through exec() is to do: "slow top stop ready mode" */
 #define WORKER_ENV		"KMMSCAND_TEST_WORKER"
-/* Exit codes of a worker or its launcher, beyond a percentage */
-#define WORKER_BAD_ENV		201
-#define WORKER_NO_PLACE		202
-#define WORKER_LOST_MODE	203
-#define WORKER_NO_EXEC		204
-#define WORKER_NO_PRCTL		205
-#define WORKER_NO_CGROUP	206
 /*
  * How long the process kmmscand must leave alone is watched once the other
  * one's hot set moved: kmmscand looks at an mm it does not serve once per
@@ -3961,8 +3975,9 @@ TEST_F_TIMEOUT(kmmscand, prctl_opt_in, PROMOTE_TEST_TIMEOUT_S)
 	prctl_pair(_metadata, self->slow, self->top, PR_KMMSCAND_ON, "0", 1);
 }
 
-/* cgroup_off: the cgroups it makes, under the root of the v2 hierarchy */
+/* The root of the cgroup v2 hierarchy, under which the tests make theirs */
 #define CGROUP_MOUNT		"/sys/fs/cgroup"
+/* The cgroups of cgroup_off */
 #define CGROUP_OFF		"kmmscand_test_off"
 #define CGROUP_CHILD		"kmmscand_test_off/child"
 #define CGROUP_ON		"kmmscand_test_on"
