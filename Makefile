@@ -70,9 +70,11 @@ series:
 ## series-check  checkpatch each mailed patch, check that git am of
 ##          out/series gives the tree make kernel builds, build the kernel
 ##          after each patch (build/obj-series); names the first that breaks;
-##          ONLY=N-M,K builds after those patches only (a reshape's prefixes)
+##          ONLY=N-M,K builds after those patches only (a reshape's prefixes);
+##          TESTS=1 also runs each kselftest program of the series, in the
+##          two-tier VM, on the kernel of each prefix that adds or changes it
 series-check:
-	$(KMM) series-check $(if $(ONLY),--only $(ONLY))
+	$(KMM) series-check $(if $(ONLY),--only $(ONLY)) $(if $(TESTS),--tests)
 
 ## deb      installable kernel packages of the series in out/deb/
 ##          (DEB_CONFIG=/boot/config-$(uname -r): your distro's config

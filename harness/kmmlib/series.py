@@ -24,7 +24,7 @@ import shutil
 import subprocess
 import time
 
-from . import bench, check, kernel, tree
+from . import bench, check, kernel, tree, vm
 from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
                      die, ensure_dir, say, take_heavy_lock)
 
@@ -420,9 +420,83 @@ def parse_only(only, count):
     return wanted
 
 
-def build_each(commits, only=None):
+# The kselftest programs of the series: after a patch that adds or changes
+# one, series-check --tests runs it whole in the two-tier VM on the kernel
+# of that prefix (with its timeout in seconds there: the release flavour
+# is faster than the debug kernel make check runs them on).
+SERIES_KSELFTESTS = {name: timeout for name, timeout in check.KSELFTESTS
+                     if name != "ksm_functional_tests"}
+KSFT_DIR = "tools/testing/selftests/mm"
+KSFT_OUT = os.path.join(OUT, "series-ksft")
+
+
+def changed_kselftests(commit):
+    """The series' kselftest programs whose source @commit adds or changes."""
+    changed = src_git("diff", "--name-only", f"{commit}^", commit,
+                      "--", KSFT_DIR).split()
+    return [n for n in SERIES_KSELFTESTS
+            if f"{KSFT_DIR}/{n}.c" in changed]
+
+
+def test_prefix(label, programs, tally):
+    """Build @programs at this prefix, against its headers, and run each
+    whole in the two-tier VM on the kernel just built; add the results of
+    every case, KUnit's at boot and a splat check to @tally."""
+    log = os.path.join(LOGS, "series-check.log")
+    rc, _ = step_make([f"O={OBJ}", "headers"], log, f"{label}: headers")
+    if rc != 0:
+        die(f"{label}: make headers failed; see {log}\n{build_errors(log)}")
+    shutil.rmtree(KSFT_OUT, ignore_errors=True)
+    ensure_dir(KSFT_OUT)
+    hdr = os.path.join(OBJ, "usr", "include")
+    res = subprocess.run(["make", "-C", os.path.join(SRC, KSFT_DIR),
+                          f"OUTPUT={KSFT_OUT}",
+                          f"KHDR_INCLUDES=-isystem {hdr}"] +
+                         [os.path.join(KSFT_OUT, n) for n in programs],
+                         capture_output=True, text=True, check=False)
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(res.stdout + res.stderr)
+    if res.returncode != 0:
+        tally.add(f"{label}: building {' '.join(programs)}", "fail",
+                  f"see {os.path.relpath(log, REPO)}")
+        return
+    guest_out = os.path.join(vm.VM_DIR, "series-ksft")
+    specs = " ".join(f"{os.path.join(KSFT_OUT, n)}:{SERIES_KSELFTESTS[n]}"
+                     for n in programs)
+    timeout = check.VM_MARGIN + sum(SERIES_KSELFTESTS[n] for n in programs)
+    console = os.path.join(LOGS, "series-tests-console.log")
+    say(f"{label}: running {' '.join(programs)} in the two-tier VM")
+    image = os.path.join(OBJ, "arch", "x86", "boot", "bzImage")
+    run = vm.boot(image, f"sh {check.GUEST_RUNNER} {guest_out} {specs}",
+                  timeout, log=console, label="series tests",
+                  echo=check.Progress())
+    # Each prefix's console is kept for the report.
+    shutil.copy2(console, os.path.join(LOGS, "series-tests-" +
+                                       re.sub(r"\W+", "-", label) + ".log"))
+    if run.timed_out or run.status is None:
+        tally.add(f"{label}: VM run", "fail",
+                  "timed out" if run.timed_out else "no exit status")
+    for name in programs:
+        tap = os.path.join(guest_out, name + ".tap")
+        if not os.path.exists(tap):
+            tally.add(f"{label}: {name}", "fail", "did not run")
+            continue
+        with open(tap, encoding="utf-8", errors="replace") as f:
+            cases = check.parse_tap(f.read())
+        if not cases:
+            tally.add(f"{label}: {name}", "fail", "no TAP results")
+        for case, outcome, detail in cases:
+            tally.add(f"{label}: {name}: {case}", outcome, detail)
+    splats = run.splats()
+    for s in splats:
+        print("[kmm] kernel splat in the guest log:\n" + s + "\n")
+    tally.add(f"{label}: no kernel splat", "fail" if splats else "pass")
+
+
+def build_each(commits, only=None, tests=False):
     """Build the kernel after each patch (or those @only names); stop at
-    the first that breaks."""
+    the first that breaks.  With @tests, run the kselftest programs a
+    patch adds or changes on the kernel of its prefix."""
     names = tree.series_patches()
     mailed = [os.path.basename(p) for p in mailed_patches()]
     log = os.path.join(LOGS, "series-check.log")
@@ -431,11 +505,14 @@ def build_each(commits, only=None):
         f.write(f"== {base_line()}\n")
     times = []
     wanted = parse_only(only, len(commits)) if only else range(len(commits))
+    tally = check.Tally() if tests else None
     for i, commit in enumerate(commits):
         label = f"[{i + 1}/{len(commits)}] {names[i]}"
         if i not in wanted:
             continue
-        if 0 < i < len(commits) - 1 and not touches_kernel_build(commit):
+        programs = changed_kselftests(commit) if tests else []
+        if (0 < i < len(commits) - 1 and not programs and
+                not touches_kernel_build(commit)):
             say(f"{label}: changes no file of the kernel build "
                 "(Documentation/, tools/, MAINTAINERS): builds as the one before")
             continue
@@ -455,10 +532,19 @@ def build_each(commits, only=None):
                 f"{build_errors(log)}")
         times.append(took)
         say(f"{label}: builds ({compiled} objects, {fmt_time(took)})")
+        if programs:
+            test_prefix(f"[{i + 1}/{len(commits)}]", programs, tally)
+    if tally:
+        if tally.failures:
+            print("\nFailed:\n  " + "\n  ".join(tally.failures))
+        say("kselftests at their prefixes: " + tally.summary())
+        if tally.failed:
+            die("series-check: a kselftest failed at the prefix that "
+                "adds or changes it")
     return times
 
 
-def series_check(only=None):
+def series_check(only=None, tests=False):
     """make series-check: checkpatch, git am equality, a build per patch."""
     lock = src_lock()
     tip = export()
@@ -474,7 +560,7 @@ def series_check(only=None):
     if len(commits) != len(tree.series_patches()):
         die(f"git am made {len(commits)} commits for "
             f"{len(tree.series_patches())} patches")
-    times = build_each(commits, only)
+    times = build_each(commits, only, tests)
     which = f"patches {only} of the series build" if only else \
         "every prefix of the series builds"
     say(f"{which}: {len(times)} builds, "
