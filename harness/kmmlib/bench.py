@@ -114,6 +114,15 @@ SERVER_SAMPLE_MS = 1000
 # run takes longer to set up): WORKLOADS=l,m runs them.
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 
+# The configurations a run with no CONFIGS= measures: DAMON as its
+# documentation sets it up (damon-paddr) beside NUMA balancing and
+# kmmscand; its other variants when CONFIGS= names them (damon-vaddr
+# promotes nothing in 6.12, and damon-paddr-noquota is the quota's
+# ablation).
+DEFAULT_CONFIGS = ("none", "numab", "kmmscand", "damon-paddr",
+                   "kmm-no-smart-scan", "kmm-no-pmd-young",
+                   "kmm-no-idle-skip", "kmm-all-off", "oracle")
+
 # Workloads that a run with no CONFIGS= runs under some configurations
 # only, to keep the full run within 40 minutes.  Every workload of the
 # full run compares the mechanisms: NUMA balancing, kmmscand and DAMON
@@ -127,7 +136,16 @@ FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 # (l), (m): what they measure is how promotion shares out among processes.
 # (t): NUMA balancing against the base kernel, and kmmscand's TLB flushes,
 # with many threads of one process.
+# (a), (b), (g): skip_idle_mm passes over processes that did not run, and
+# their one process runs throughout: the idle-mm skips of a run there are
+# those of the bench's own sleeping helpers (20 to 24 a run, 2026-11-27),
+# so kmm-no-idle-skip is measured on (c) alone, and kmm-all-off turns it
+# off with the others everywhere.
+NO_IDLE_ABLATION = tuple(c for c in DEFAULT_CONFIGS if c != "kmm-no-idle-skip")
 WORKLOAD_CONFIGS = {
+    "a": NO_IDLE_ABLATION,
+    "b": NO_IDLE_ABLATION,
+    "g": NO_IDLE_ABLATION,
     "d": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
     "e": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
     "f": ("none", "numab", "kmmscand", "damon-paddr", "oracle"),
@@ -168,15 +186,6 @@ CONFIGS = {
 # the slow node the scanner passes over VMAs that took none, and its scan
 # period has grown: numab-late shows a scanner that starts fresh.
 SERVER_ONLY_CONFIGS = ("numab-late",)
-# The configurations a run with no CONFIGS= measures: DAMON as its
-# documentation sets it up (damon-paddr) beside NUMA balancing and
-# kmmscand; its other variants when CONFIGS= names them (damon-vaddr
-# promotes nothing in 6.12, and damon-paddr-noquota is the quota's
-# ablation).
-DEFAULT_CONFIGS = ("none", "numab", "kmmscand", "damon-paddr",
-                   "kmm-no-smart-scan", "kmm-no-pmd-young",
-                   "kmm-no-idle-skip", "kmm-all-off", "oracle")
-
 # Any configuration with "+mglru" after it runs with the multi-gen LRU on
 # (/sys/kernel/mm/lru_gen/enabled), whose page table walk shares the
 # Accessed bit of PMD entries with kmmscand; bench.sh turns it off again.
