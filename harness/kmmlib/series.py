@@ -470,9 +470,15 @@ def test_prefix(label, programs, tally):
     run = vm.boot(image, f"sh {check.GUEST_RUNNER} {guest_out} {specs}",
                   timeout, log=console, label="series tests",
                   echo=check.Progress())
-    # Each prefix's console is kept for the report.
-    shutil.copy2(console, os.path.join(LOGS, "series-tests-" +
-                                       re.sub(r"\W+", "-", label) + ".log"))
+    # Each prefix's console and TAP are kept for the report.
+    keep = os.path.join(OUT, "series-tests", label.strip("[]").split("/")[0])
+    shutil.rmtree(keep, ignore_errors=True)
+    ensure_dir(keep)
+    shutil.copy2(console, os.path.join(keep, "console.log"))
+    for name in programs:
+        tap = os.path.join(guest_out, name + ".tap")
+        if os.path.exists(tap):
+            shutil.copy2(tap, keep)
     if run.timed_out or run.status is None:
         tally.add(f"{label}: VM run", "fail",
                   "timed out" if run.timed_out else "no exit status")
