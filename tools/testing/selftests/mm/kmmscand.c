@@ -25,7 +25,7 @@
  *                           and then drops it is scanned again within the
  *                           shortest period, not a lengthened one later
  * cold_region_turns_hot:    a region passed over for being cold is
- *                           promoted within smart_scan_max_skips + 3 scan
+ *                           promoted within smart_scan_max_skips + 2 scan
  *                           periods of turning hot
  * cold_region_recalled:     with pmd_young, such a region is promoted
  *                           within 3 periods even in a run of the longest
@@ -251,11 +251,6 @@
  * the scans that may run late.
  */
 #define SMART_AGING_VISITS	18
-/*
- * A region that turns hot while it is passed over is read within
- * smart_scan_max_skips + 1 visits; two more for the scans that run late.
- */
-#define SMART_DEADLINE_PERIODS	(SMART_MAX_SKIPS + 3)
 /*
  * cold_region_recalled runs with the largest smart_scan_max_skips, so that
  * without the recall by a young PMD entry a cold region is read once in
@@ -1933,7 +1928,7 @@ TEST_F_TIMEOUT(kmmscand, cold_region_turns_hot, SMART_TEST_TIMEOUT_S)
 {
 	ASSERT_EQ(0, self->setup_err);
 	cold_then_hot(_metadata, self->slow, self->top, SMART_MAX_SKIPS,
-		      SMART_AGING_VISITS, SMART_DEADLINE_PERIODS);
+		      SMART_AGING_VISITS, SMART_MAX_SKIPS + 2);
 }
 
 TEST_F_TIMEOUT(kmmscand, cold_region_recalled, RECALL_TEST_TIMEOUT_S)
