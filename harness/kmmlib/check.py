@@ -248,24 +248,27 @@ def parse_tap(text):
     return cases
 
 
-def report_kselftests(t, present):
+def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
+    """Add each program's cases, from the TAP run-tests.sh wrote in
+    @tap_dir, to @t, each name after @prefix."""
+    tap_dir = tap_dir or os.path.join(vm.VM_DIR, "ksft")
     for name in present:
-        tap_path = os.path.join(vm.VM_DIR, "ksft", name + ".tap")
-        rc_path = os.path.join(vm.VM_DIR, "ksft", name + ".rc")
+        tap_path = os.path.join(tap_dir, name + ".tap")
+        rc_path = os.path.join(tap_dir, name + ".rc")
         if not os.path.exists(tap_path):
-            t.add(f"kselftest {name}", "fail", "did not run (VM died?)")
+            t.add(f"{prefix}{name}", "fail", "did not run (VM died?)")
             continue
         with open(tap_path, encoding="utf-8", errors="replace") as f:
             text = f.read()
         rc = open(rc_path).read().strip() if os.path.exists(rc_path) else "?"
         cases = parse_tap(text)
         for case, outcome, detail in cases:
-            t.add(f"kselftest {name}: {case}", outcome, detail)
+            t.add(f"{prefix}{name}: {case}", outcome, detail)
         if rc in ("137", "124"):
-            t.add(f"kselftest {name}", "fail",
+            t.add(f"{prefix}{name}", "fail",
                   f"timed out; see {os.path.relpath(tap_path, REPO)}")
         elif not cases:
-            t.add(f"kselftest {name}", "fail" if rc != "4" else "skip",
+            t.add(f"{prefix}{name}", "fail" if rc != "4" else "skip",
                   f"no TAP results, exit {rc}")
         if any(o == "fail" for _, o, _ in cases):
             print("\n".join("      " + l for l in text.splitlines()[-40:]))

@@ -438,10 +438,11 @@ def changed_kselftests(commit):
             if f"{KSFT_DIR}/{n}.c" in changed]
 
 
-def test_prefix(label, programs, tally):
-    """Build @programs at this prefix, against its headers, and run each
-    whole in the two-tier VM on the kernel just built; add the results of
-    every case, KUnit's at boot and a splat check to @tally."""
+def test_prefix(number, count, programs, tally):
+    """Build @programs after patch @number of @count, against its headers,
+    and run each whole in the two-tier VM on the kernel just built; add
+    the results of every case and a splat check to @tally."""
+    label = f"[{number}/{count}]"
     log = os.path.join(LOGS, "series-check.log")
     rc, _ = step_make([f"O={OBJ}", "headers"], log, f"{label}: headers")
     if rc != 0:
@@ -471,28 +472,18 @@ def test_prefix(label, programs, tally):
                   timeout, log=console, label="series tests",
                   echo=check.Progress())
     # Each prefix's console and TAP are kept for the report.
-    keep = os.path.join(OUT, "series-tests", label.strip("[]").split("/")[0])
+    keep = os.path.join(OUT, "series-tests", str(number))
     shutil.rmtree(keep, ignore_errors=True)
     ensure_dir(keep)
     shutil.copy2(console, os.path.join(keep, "console.log"))
-    for name in programs:
-        tap = os.path.join(guest_out, name + ".tap")
-        if os.path.exists(tap):
-            shutil.copy2(tap, keep)
+    for path in glob.glob(os.path.join(guest_out, "*.tap")) + \
+            glob.glob(os.path.join(guest_out, "*.rc")):
+        shutil.copy2(path, keep)
     if run.timed_out or run.status is None:
         tally.add(f"{label}: VM run", "fail",
                   "timed out" if run.timed_out else "no exit status")
-    for name in programs:
-        tap = os.path.join(guest_out, name + ".tap")
-        if not os.path.exists(tap):
-            tally.add(f"{label}: {name}", "fail", "did not run")
-            continue
-        with open(tap, encoding="utf-8", errors="replace") as f:
-            cases = check.parse_tap(f.read())
-        if not cases:
-            tally.add(f"{label}: {name}", "fail", "no TAP results")
-        for case, outcome, detail in cases:
-            tally.add(f"{label}: {name}: {case}", outcome, detail)
+    check.report_kselftests(tally, programs, tap_dir=keep,
+                            prefix=f"{label}: ")
     splats = run.splats()
     for s in splats:
         print("[kmm] kernel splat in the guest log:\n" + s + "\n")
@@ -539,8 +530,8 @@ def build_each(commits, only=None, tests=False):
         times.append(took)
         say(f"{label}: builds ({compiled} objects, {fmt_time(took)})")
         if programs:
-            test_prefix(f"[{i + 1}/{len(commits)}]", programs, tally)
-    if tally:
+            test_prefix(i + 1, len(commits), programs, tally)
+    if tally is not None:
         if tally.failures:
             print("\nFailed:\n  " + "\n  ".join(tally.failures))
         say("kselftests at their prefixes: " + tally.summary())
