@@ -685,14 +685,15 @@ static int daemon_pause(void)
 }
 
 /*
- * Clear the Accessed bits that placing memory set, then let the daemon
+ * Clear the Accessed bits that placing memory set, and flush the TLB
+ * entries of the @nr @regions the test will touch, then let the daemon
  * scan: from now on only the test's own accesses make pages candidates.
  */
-static int daemon_resume(void)
+static int daemon_resume(const struct tier_region *regions, int nr)
 {
 	int ret;
 
-	ret = tier_clear_refs();
+	ret = tier_clear_refs(regions, nr);
 	if (ret)
 		return ret;
 	return knob_write(SCAN_ENABLED, "1");
@@ -886,7 +887,7 @@ TEST_F_TIMEOUT(kmmscand, hot_set_promoted, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	ASSERT_TRUE(all_on_node(&hot, self->slow));
 	ASSERT_EQ(0, stats_read(&growth.before));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
 				  PROMOTE_PERCENT, &hot, 1));
@@ -923,7 +924,7 @@ TEST_F_TIMEOUT(kmmscand, cold_set_stays, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	ASSERT_EQ(0, tier_alloc_on_node(&cold, COLD_SIZE, self->slow, false));
 	ASSERT_TRUE(all_on_node(&cold, self->slow));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	/* The hot set moving shows that the daemon scans this mm. */
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
@@ -948,32 +949,33 @@ TEST_F_TIMEOUT(kmmscand, min_heat_holds_back_one_read, PROMOTE_TEST_TIMEOUT_S)
 {
 	struct tier_counter not_hot = { .name = "kmmscand_not_hot" };
 	unsigned long nr_once, before, want;
-	struct tier_region hot, once;
+	struct tier_region sets[2];
+	struct tier_region *hot = &sets[0], *once = &sets[1];
 	long on_slow;
 
 	ASSERT_EQ(0, self->setup_err);
 	ASSERT_EQ(0, knob_write_long(MIN_HEAT, HEAT_MAX));
 	ASSERT_EQ(0, daemon_pause());
-	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
-	ASSERT_EQ(0, tier_alloc_on_node(&once, ONCE_SIZE, self->slow, false));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, tier_alloc_on_node(hot, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(once, ONCE_SIZE, self->slow, false));
+	ASSERT_EQ(0, daemon_resume(sets, 2));
 
 	/* The hot set moving shows that the daemon reads this mm. */
-	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
-				  PROMOTE_PERCENT, &hot, 1));
-	nr_once = tier_nr_pages(&once);
+	ASSERT_TRUE(wait_promoted(_metadata, hot, self->top,
+				  PROMOTE_PERCENT, hot, 1));
+	nr_once = tier_nr_pages(once);
 	want = nr_once * ONCE_SEEN_PERCENT / 100;
 	ASSERT_EQ(0, tier_vmstat(not_hot.name, &before));
 	not_hot.min = before + want;
-	tier_touch(&once, 1);
-	ASSERT_TRUE(tier_wait(&hot, 1, tier_counter_reached, &not_hot,
+	tier_touch(once, 1);
+	ASSERT_TRUE(tier_wait(hot, 1, tier_counter_reached, &not_hot,
 			      SETTLE_TIMEOUT_MS)) {
 		TH_LOG("kmmscand_not_hot grew by %lu, want %lu",
 		       not_hot.last - before, want);
 	}
-	ASSERT_TRUE(settle(&hot, 1));
+	ASSERT_TRUE(settle(hot, 1));
 
-	on_slow = tier_pages_on_node(&once, self->slow);
+	on_slow = tier_pages_on_node(once, self->slow);
 	TH_LOG("%ld of %lu pages read once still on node %d", on_slow,
 	       nr_once, self->slow);
 	ASSERT_GE(on_slow, 0);
@@ -1013,11 +1015,11 @@ TEST_F_TIMEOUT(kmmscand, mbind_respected, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, alloc_bound(&bound, HOT_SIZE, self->slow));
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	ASSERT_TRUE(all_on_node(&bound, self->slow));
-	ASSERT_EQ(0, daemon_resume());
-
-	/* Both are hot; only the default-policy one may move. */
 	both[0] = hot;
 	both[1] = bound;
+	ASSERT_EQ(0, daemon_resume(both, 2));
+
+	/* Both are hot; only the default-policy one may move. */
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
 				  PROMOTE_PERCENT, both, 2));
 	ASSERT_TRUE(settle(both, 2));
@@ -1237,7 +1239,7 @@ TEST_F_TIMEOUT(kmmscand, disabled_stops_promotion, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, self->setup_err);
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
-	ASSERT_EQ(0, tier_clear_refs());
+	ASSERT_EQ(0, tier_clear_refs(&hot, 1));
 	ASSERT_EQ(0, stats_read(&before));
 
 	/* Any page at all on the top node is a promotion. */
@@ -1551,9 +1553,7 @@ TEST_F_TIMEOUT(kmmscand, thp_promoted_whole, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(all_on_node(&hot, self->slow));
 	ASSERT_EQ(0, stats_read(&before));
 	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_before));
-	ASSERT_EQ(0, daemon_resume());
-	/* Four THPs fit in the TLB: make the next accesses set Accessed */
-	ASSERT_EQ(0, tier_flush_tlb(&hot, 1));
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	done = wait_promoted(_metadata, &hot, self->top, 100, &hot, 1);
 	ASSERT_EQ(0, stats_read(&after));
@@ -1649,7 +1649,7 @@ TEST_F_TIMEOUT(kmmscand, contents_intact, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	stamp_fill(&hot, seed);
 	ASSERT_TRUE(all_on_node(&hot, self->slow));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	/* Keep writing while waiting, so that writes meet moving pages. */
 	tier_share_init(&share, &hot, self->top, PROMOTE_PERCENT);
@@ -1733,7 +1733,7 @@ TEST_F_TIMEOUT(kmmscand, idle_mapping_skipped, PROMOTE_TEST_TIMEOUT_S)
 	grow_init(&regions, REGION_SKIPPED,
 		  IDLE_MAP_SIZE / (2 * MIB) / 2);
 	grow_init(&pmds, PMD_SKIPPED, IDLE_MAP_SIZE / (2 * MIB) / 2);
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(NULL, 0));
 	EXPECT_TRUE(tier_wait(NULL, 0, grew, &regions, SKIP_GROW_TIMEOUT_MS));
 	TH_LOG("kmmscand_region_skipped %lu, wanted %lu", regions.last,
 	       regions.min);
@@ -1903,7 +1903,7 @@ static void cold_then_hot(struct __test_metadata *_metadata, int slow,
 	ASSERT_EQ(0, tier_alloc_on_node(&region, SMART_REGION_SIZE,
 					slow, false));
 	grow_init(&skipped, REGION_SKIPPED, 1);
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&region, 1));
 
 	/* Cold until it is passed over for the longest runs */
 	until = tier_now() + aging_visits * SMART_PERIOD_MS / 1000.0;
@@ -2424,7 +2424,7 @@ TEST_F_TIMEOUT(kmmscand, full_node_backs_off, FULL_TEST_TIMEOUT_S)
 	backoff.watch = &watch;
 	backoff.min = full_start + 1;
 	backoff.last = full_start;
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	/* The first window starts once the primed hot set is offered */
 	start = tier_now();
@@ -2640,7 +2640,7 @@ TEST_F_TIMEOUT(kmmscand, shared_subrange_policy, PROMOTE_TEST_TIMEOUT_S)
 		ASSERT_EQ(MPOL_DEFAULT, policy_at(split.free[i].region.addr));
 	}
 	ASSERT_EQ(0, knob_read_long(SCAN_PERIOD_MAX_MS, &period_max));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(maps, SHARED_MAPS));
 
 	/* The whole of both is hot; only the halves left free may move */
 	moved = tier_wait(maps, SHARED_MAPS, free_halves_moved, &split,
@@ -2712,7 +2712,7 @@ static void promote_with(struct __test_metadata *_metadata, int top, int slow,
 	ASSERT_EQ(0, knob_write(MIGRATE_BY_OWNER, by_owner));
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, slow, false));
 	ASSERT_EQ(0, stats_read(&before));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, top,
 				  PROMOTE_PERCENT, &hot, 1));
 	ASSERT_EQ(0, stats_read(&after));
@@ -3099,7 +3099,7 @@ TEST_F_TIMEOUT(kmmscand, many_processes_promoted, MANY_TEST_TIMEOUT_S)
 	if (placed && !stats_read(&before)) {
 		board->start = tier_now();
 		__atomic_store_n(&board->started, 1, __ATOMIC_RELEASE);
-		resumed = !daemon_resume();
+		resumed = !daemon_resume(NULL, 0);
 	}
 	if (resumed) {
 		cond.want = MANY_REACHED;
@@ -3248,7 +3248,7 @@ TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
 		 !tier_alloc_on_node(&hot, IDLE_HOT_SIZE, self->slow, false);
 	close(fds[0]);
 	if (placed && !stats_read(&before))
-		resumed = !daemon_resume();
+		resumed = !daemon_resume(&hot, 1);
 	if (resumed) {
 		start = tier_now();
 		tier_share_init(&share, &hot, self->top, PROMOTE_PERCENT);
@@ -3340,7 +3340,7 @@ TEST_F_TIMEOUT(kmmscand, proc_figures, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, stats_read(&before));
 	ASSERT_EQ(0, proc_figures_read(b));
 	ASSERT_EQ(1, b->tracked);
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
 				  PROMOTE_PERCENT, &hot, 1));
@@ -3476,7 +3476,7 @@ TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, daemon_pause());
 	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
 	ASSERT_EQ(0, alloc_regions_on_node(&old, COLD_SIZE, self->slow));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
 
 	/* The hot set moving shows that the daemon scans this mm */
 	ASSERT_TRUE(wait_promoted(_metadata, &hot, self->top,
@@ -3519,7 +3519,8 @@ TEST_F_TIMEOUT(kmmscand, unmapped_history_forgotten, PROMOTE_TEST_TIMEOUT_S)
 
 TEST_F_TIMEOUT(kmmscand, hot_set_moves_on, 2 * PROMOTE_TEST_TIMEOUT_S)
 {
-	struct tier_region first, next;
+	struct tier_region sets[2];
+	struct tier_region *first = &sets[0], *next = &sets[1];
 	struct tier_share share;
 	struct quiet_cond quiet;
 
@@ -3530,22 +3531,22 @@ TEST_F_TIMEOUT(kmmscand, hot_set_moves_on, 2 * PROMOTE_TEST_TIMEOUT_S)
 	ASSERT_EQ(0, knob_write_long(MM_SCAN_PERIOD_MS, MOVES_PERIOD_MIN_MS));
 	ASSERT_EQ(0, knob_write_long(SCAN_PERIOD_MIN_MS, MOVES_PERIOD_MIN_MS));
 	ASSERT_EQ(0, daemon_pause());
-	ASSERT_EQ(0, tier_alloc_on_node(&first, HOT_SIZE, self->slow, false));
-	ASSERT_EQ(0, tier_alloc_on_node(&next, HOT_SIZE, self->slow, false));
-	ASSERT_EQ(0, daemon_resume());
+	ASSERT_EQ(0, tier_alloc_on_node(first, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, tier_alloc_on_node(next, HOT_SIZE, self->slow, false));
+	ASSERT_EQ(0, daemon_resume(sets, 2));
 
 	/* The first hot set, all of it, so that the slow tier goes quiet */
-	tier_share_init(&share, &first, self->top, 100);
-	ASSERT_TRUE(tier_wait(&first, 1, tier_share_reached, &share,
+	tier_share_init(&share, first, self->top, 100);
+	ASSERT_TRUE(tier_wait(first, 1, tier_share_reached, &share,
 			      PROMOTE_TIMEOUT_MS)) {
 		TH_LOG("%lu of %lu pages of the first set on node %d",
-		       share.last_pages, tier_nr_pages(&first), self->top);
+		       share.last_pages, tier_nr_pages(first), self->top);
 	}
 	ASSERT_EQ(0, proc_figures_read(&quiet.now));
 	quiet.accessed = quiet.now.accessed;
 	quiet.quiet_from = quiet.now.scans;
 	quiet.max_period = 0;
-	ASSERT_TRUE(tier_wait(&first, 1, quiet_scans_done, &quiet,
+	ASSERT_TRUE(tier_wait(first, 1, quiet_scans_done, &quiet,
 			      SETTLE_TIMEOUT_MS)) {
 		TH_LOG("%llu scans, the last found accessed at %llu",
 		       quiet.now.scans, quiet.quiet_from);
@@ -3555,13 +3556,13 @@ TEST_F_TIMEOUT(kmmscand, hot_set_moves_on, 2 * PROMOTE_TEST_TIMEOUT_S)
 	/* The file shows the period at all */
 	EXPECT_GE(quiet.max_period, MOVES_PERIOD_MIN_MS);
 	EXPECT_LT(quiet.max_period, MOVES_CHANGE_SCALE * MOVES_PERIOD_MIN_MS);
-	ASSERT_TRUE(all_on_node(&next, self->slow));
+	ASSERT_TRUE(all_on_node(next, self->slow));
 
 	/* The process moves on to the next set */
-	ASSERT_TRUE(wait_promoted(_metadata, &next, self->top,
-				  PROMOTE_PERCENT, &next, 1));
-	tier_free(&first);
-	tier_free(&next);
+	ASSERT_TRUE(wait_promoted(_metadata, next, self->top,
+				  PROMOTE_PERCENT, next, 1));
+	tier_free(first);
+	tier_free(next);
 }
 
 /*

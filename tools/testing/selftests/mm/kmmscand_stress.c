@@ -1348,7 +1348,7 @@ static int hot_forever(void *arg)
 	(void)arg;
 	if (!set)
 		return EXIT_NOMEM;
-	tier_clear_refs();
+	tier_clear_refs(&(struct tier_region){ set, WORKER_SIZE }, 1);
 	for (;;) {
 		touch(set, WORKER_SIZE);
 		count_op();
@@ -1428,7 +1428,7 @@ static int oom_victim(void *arg)
 	set = alloc_stamped(OOM_HOT_SIZE, false, seed);
 	if (!set)
 		return EXIT_NOMEM;
-	tier_clear_refs();
+	tier_clear_refs(&(struct tier_region){ set, OOM_HOT_SIZE }, 1);
 	touch_for(set, OOM_HOT_SIZE, delay);
 	hog = mmap(NULL, OOM_HOG_MAX, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -2069,7 +2069,7 @@ static long watch_isolation(struct tier_region *kept)
 		return -1;
 	both[0] = c.control;
 	both[1] = *kept;
-	tier_clear_refs();
+	tier_clear_refs(both, 2);
 	moved = tier_wait(both, 2, control_promoted, &c, ISOLATION_MAX_MS);
 	while (tier_now() < until)
 		tier_touch(both, 2);
@@ -2119,7 +2119,7 @@ static int cpuset_worker(void *arg)
 	if (tier_alloc_on_node(&r, WORKER_SIZE, env.slow, false))
 		return EXIT_NOMEM;
 	stamp(r.addr, 0, r.size, 2);
-	tier_clear_refs();
+	tier_clear_refs(&r, 1);
 	touch_for(r.addr, r.size, *(double *)arg);
 	left = tier_nr_pages(&r) - tier_pages_on_node(&r, env.slow);
 	ksft_print_msg("isolation: cpuset.mems=%d: %ld of %lu pages left node %d\n",

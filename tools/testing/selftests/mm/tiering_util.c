@@ -521,20 +521,11 @@ long tier_pages_on_node(const struct tier_region *region, int node)
 }
 
 /*
- * Clear the Accessed bits of every page the process maps, so that only
- * accesses from now on count. Placing memory sets them on every page.
- */
-int tier_clear_refs(void)
-{
-	return tier_write_str("/proc/self/clear_refs", "1");
-}
-
-/*
  * Flush the TLB entries of @regions.  Clearing Accessed bits (clear_refs)
  * does not flush, and a CPU that keeps a translation cached never sets the
- * bit again: with a few 2 MiB THPs, which the TLB holds for as long as the
- * task keeps its CPU, an access would go unseen.  Changing the protection
- * back and forth flushes the range.
+ * bit again: a hot set that the TLB holds (a few 2 MiB THPs, or base pages
+ * of a task that keeps its CPU) would have its accesses go unseen.
+ * Changing the protection back and forth flushes the range.
  */
 int tier_flush_tlb(const struct tier_region *regions, int nr)
 {
@@ -547,6 +538,19 @@ int tier_flush_tlb(const struct tier_region *regions, int nr)
 			return -errno;
 	}
 	return 0;
+}
+
+/*
+ * Clear the Accessed bits of every page the process maps, so that only
+ * accesses from now on count (placing memory sets them on every page),
+ * and flush the TLB entries of the @nr @regions whose accesses are to
+ * count, see tier_flush_tlb().
+ */
+int tier_clear_refs(const struct tier_region *regions, int nr)
+{
+	int ret = tier_write_str("/proc/self/clear_refs", "1");
+
+	return ret ? ret : tier_flush_tlb(regions, nr);
 }
 
 double tier_now(void)

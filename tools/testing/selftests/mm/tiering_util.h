@@ -120,8 +120,8 @@ void tier_free(struct tier_region *region);
 int tier_census(const struct tier_region *region, struct tier_census *census);
 long tier_pages_on_node(const struct tier_region *region, int node);
 unsigned long tier_nr_pages(const struct tier_region *region);
-int tier_clear_refs(void);
 int tier_flush_tlb(const struct tier_region *regions, int nr);
+int tier_clear_refs(const struct tier_region *regions, int nr);
 
 /* Counters and knobs */
 int tier_vmstat(const char *name, unsigned long *value);
