@@ -51,6 +51,11 @@ SERVER_VALUE = 1024
 SERVER_MIB = 1024
 SERVER_CONNS = 4
 SERVER_HOT_PCT = 25
+# (u): the same keys and hot set, its gets a hot spot instead: the hot set
+# takes 90% of them (about Zipf's 89% above), evenly, and the other keys
+# the rest, evenly, so that the hot set is a set and not a cut through a
+# gradient, and "promoted beyond the hot set" has one meaning.
+SERVER_HOT_GETS_PCT = 90
 
 # name: (what it models, tierbench arguments, seconds, rate limit MB/s)
 WORKLOADS = {
@@ -98,11 +103,17 @@ WORKLOADS = {
           "of the keys",
           f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} -z 1 "
           f"-H {SERVER_HOT_PCT} -c {SERVER_CONNS} -M {SERVER_MIB}", 25, None),
+    "u": (f"memcached as (s), hot-spot gets: {SERVER_HOT_GETS_PCT}% of them "
+          f"evenly over the top {SERVER_HOT_PCT}% of the keys, the rest "
+          "evenly over the others",
+          f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} "
+          f"-D {SERVER_HOT_GETS_PCT} -H {SERVER_HOT_PCT} -c {SERVER_CONNS} "
+          f"-M {SERVER_MIB}", 25, None),
 }
 
 # Workloads that run a server (bench.sh starts it, harness/workloads/
 # mcbench.c drives it) rather than tierbench: their own table columns.
-SERVER_WORKLOADS = ("s",)
+SERVER_WORKLOADS = ("s", "u")
 # Their samples: numa_maps and move_pages() of every item page once a
 # second (a sample of (s) takes about a tenth of that under TCG).
 SERVER_SAMPLE_MS = 1000
@@ -155,6 +166,7 @@ WORKLOAD_CONFIGS = {
     "l": ("numab", "kmmscand"),
     "m": ("numab", "kmmscand"),
     "s": ("none", "numab", "kmmscand", "oracle"),
+    "u": ("none", "numab", "kmmscand", "oracle"),
     "t": ("numab", "kmmscand"),
 }
 
@@ -209,8 +221,9 @@ RUN_SETUP_S = 15
 # were out of proportion (a thread charged more CPU than the run lasted).
 STALL_LIMIT_S = 1.0
 # More for workloads that start hundreds of processes.
-# (s): loading, mapping and pushing 590 MiB, and getting every key back.
-RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150}
+# (s), (u): loading, mapping and pushing 590 MiB, and getting every key
+# back.
+RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150, "u": 150}
 
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "damon-paddr", "kmm-all-off",

@@ -3,8 +3,8 @@
  * mcbench: the memcached client of make bench's server workload (s).
  *
  * Debian's load generators (memaslap, memcslap) draw keys uniformly; this
- * one draws them from a Zipf distribution, so that the server has a hot set
- * smaller than its data.  It speaks memcached's text protocol over TCP to
+ * one draws them from a Zipf distribution, or (-D) from a hot spot, so that
+ * the server has a hot set smaller than its data.  It speaks memcached's text protocol over TCP to
  * 127.0.0.1.
  *
  *   mcbench load [options]       set every key once, in rank order (key 0
@@ -15,7 +15,7 @@
  * (map_items(): it reads /proc/PID/mem once, before the run), pushes the
  * server's memory to the slow node with numactl's migratepages (no memory
  * policy: promotion may move it back), drives the server for -t seconds
- * with gets of Zipf-drawn keys, and finally gets every key and checks its
+ * with gets of drawn keys, and finally gets every key and checks its
  * value.  -o (the oracle) then moves the pages of the hot set back to the
  * fast node before the run.  -R FILE: once the memory is placed, create
  * FILE.placed and wait for FILE.go to exist (bench.sh turns DAMON on in
@@ -82,6 +82,7 @@ struct opts {
 	unsigned long keys, seed;
 	size_t vlen;
 	double secs, zipf_s, hot_pct;
+	double hot_gets_pct;	/* -D: a hot spot with this share, not Zipf */
 	long server_mib;	/* -M: memcached's -m, for the fit check */
 	int oracle;		/* -o: the hot set back on the fast node */
 	const char *rendezvous;	/* -R: FILE.placed, then wait for FILE.go */
@@ -835,14 +836,25 @@ static void *sampler(void *arg)
 	return NULL;
 }
 
-/* Zipf (exponent o.zipf_s) over ranks 0..keys-1: cumulative weights. */
-static double *zipf_cdf(void)
+/*
+ * The cumulative weights of ranks 0..keys-1: Zipf (exponent o.zipf_s), or
+ * with -D a hot spot, where the first hot_keys ranks share o.hot_gets_pct
+ * percent of the gets evenly and the others the rest: the same hot set as
+ * Zipf's, with no gradient at its edge for a mechanism to cut anywhere.
+ */
+static double *key_cdf(unsigned long hot_keys)
 {
-	double *cdf = xmalloc(o.keys * sizeof(*cdf)), sum = 0;
+	double *cdf = xmalloc(o.keys * sizeof(*cdf)), sum = 0, w;
 	unsigned long i;
 
 	for (i = 0; i < o.keys; i++) {
-		sum += 1.0 / pow(i + 1, o.zipf_s);
+		if (!o.hot_gets_pct)
+			w = 1.0 / pow(i + 1, o.zipf_s);
+		else if (i < hot_keys)
+			w = o.hot_gets_pct / hot_keys;
+		else
+			w = (100 - o.hot_gets_pct) / (o.keys - hot_keys);
+		sum += w;
 		cdf[i] = sum;
 	}
 	for (i = 0; i < o.keys; i++)
@@ -931,7 +943,7 @@ static void latency_stats(size_t from, double *mean, double *p99)
 static unsigned long run_misses, run_bad;
 
 /*
- * Drives the server with gets of Zipf-drawn keys over o.conns
+ * Drives the server with gets of keys drawn by cdf over o.conns
  * connections, one request outstanding on each, for o.secs seconds;
  * checks every value that comes back.
  */
@@ -1165,10 +1177,10 @@ static void do_run(void)
 	chunk = item_chunk_bytes();
 	if (chunk <= 0)
 		fail("no slab class holds the keys");
-	cdf = zipf_cdf();
 	hot_keys = (unsigned long)(o.keys * o.hot_pct / 100);
 	if (!hot_keys)
 		hot_keys = 1;
+	cdf = key_cdf(hot_keys);
 	hot_share = cdf[hot_keys - 1];
 	data_mib = o.keys * chunk / MIB;
 	/* Evictions would lose keys: the verification would fail anyway. */
@@ -1276,7 +1288,7 @@ static void usage(void)
 		"[-v value_bytes]\n"
 		"         [-t seconds] [-i sample_ms] [-c connections] "
 		"[-z zipf_exponent]\n"
-		"         [-H hot_pct_of_keys] [-S seed] [-f fast_node] "
+		"         [-D hot_pct_of_gets] [-H hot_pct_of_keys] [-S seed] [-f fast_node] "
 		"[-n slow_node] [-M server_mib]\n"
 		"         [-o] [-R rendezvous_file]\n");
 	exit(2);
@@ -1291,7 +1303,7 @@ int main(int argc, char **argv)
 		usage();
 	phase = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "P:p:k:v:t:i:c:z:H:S:f:n:M:oR:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:p:k:v:t:i:c:z:D:H:S:f:n:M:oR:")) != -1) {
 		switch (opt) {
 		case 'P': o.port = atoi(optarg); break;
 		case 'p': o.pid = atoi(optarg); break;
@@ -1301,6 +1313,7 @@ int main(int argc, char **argv)
 		case 'i': o.interval_ms = atoi(optarg); break;
 		case 'c': o.conns = atoi(optarg); break;
 		case 'z': o.zipf_s = atof(optarg); break;
+		case 'D': o.hot_gets_pct = atof(optarg); break;
 		case 'H': o.hot_pct = atof(optarg); break;
 		case 'S': o.seed = strtoul(optarg, NULL, 0); break;
 		case 'f': o.fast = atoi(optarg); break;
@@ -1312,7 +1325,9 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!o.keys || !o.vlen || o.conns < 1 || o.conns > MAX_CONNS ||
-	    o.interval_ms < 10)
+	    o.interval_ms < 10 || o.hot_pct <= 0 || o.hot_pct > 100 ||
+	    o.hot_gets_pct < 0 || o.hot_gets_pct >= 100 ||
+	    (o.hot_gets_pct && o.hot_pct >= 100))
 		usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(phase, "load"))
