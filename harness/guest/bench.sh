@@ -443,16 +443,27 @@ set_config() {
 # by mcbench (arguments $@), which loads the keys, pushes the server's
 # memory to the slow node with migratepages and runs.  memcached's hash
 # table is sized for the keys up front (hashpower 20: a million buckets),
-# so that it does not grow while they are loaded.  A damon-* configuration
-# is turned on once mcbench has placed the memory (its -R handshake), and
-# so is NUMA balancing for numab-late.
+# so that it does not grow while they are loaded.  -Q among the arguments
+# (bench.sh's, not passed on) starts memcached without its LRU crawler and
+# LRU maintainer threads, which read items in the background.  A damon-*
+# configuration is turned on once mcbench has placed the memory (its -R
+# handshake), and so is NUMA balancing for numab-late.
 # Returns mcbench's status.
 run_memcached() {
 	[ -x "$mcbench" ] || die "no mcbench binary (bench.sh's third argument)"
 	command -v memcached >/dev/null || die "no memcached (apt install memcached)"
+	mc_opts=hashpower=20
+	for arg; do
+		shift
+		if [ "$arg" = -Q ]; then
+			mc_opts=$mc_opts,no_lru_crawler,no_lru_maintainer
+		else
+			set -- "$@" "$arg"
+		fi
+	done
 	mc_mib=$(tierbench_arg -M 1024 "$@")
 	memcached -u nobody -l 127.0.0.1 -p "$mc_port" -U 0 -t 2 \
-		-m "$mc_mib" -o hashpower=20 </dev/null &
+		-m "$mc_mib" -o "$mc_opts" </dev/null &
 	mc=$!
 	mc_flags=
 	[ "${config%%#*}" = oracle ] && mc_flags=-o

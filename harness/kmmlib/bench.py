@@ -109,11 +109,18 @@ WORKLOADS = {
           f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} "
           f"-D {SERVER_HOT_GETS_PCT} -H {SERVER_HOT_PCT} -c {SERVER_CONNS} "
           f"-M {SERVER_MIB}", 25, None),
+    "v": ("memcached as (u), without its LRU crawler and LRU maintainer "
+          "threads (-o no_lru_crawler,no_lru_maintainer), which read "
+          "items in the background: the clients' gets are the only "
+          "accesses to the items",
+          f"memcached -Q -k {SERVER_KEYS} -v {SERVER_VALUE} "
+          f"-D {SERVER_HOT_GETS_PCT} -H {SERVER_HOT_PCT} -c {SERVER_CONNS} "
+          f"-M {SERVER_MIB}", 25, None),
 }
 
 # Workloads that run a server (bench.sh starts it, harness/workloads/
 # mcbench.c drives it) rather than tierbench: their own table columns.
-SERVER_WORKLOADS = ("s", "u")
+SERVER_WORKLOADS = ("s", "u", "v")
 # Their samples: numa_maps and move_pages() of every item page once a
 # second (a sample of (s) takes about a tenth of that under TCG).
 SERVER_SAMPLE_MS = 1000
@@ -167,6 +174,7 @@ WORKLOAD_CONFIGS = {
     "m": ("numab", "kmmscand"),
     "s": ("none", "numab", "kmmscand", "oracle"),
     "u": ("none", "numab", "kmmscand", "oracle"),
+    "v": ("none", "numab", "kmmscand", "oracle"),
     "t": ("numab", "kmmscand"),
 }
 
@@ -221,9 +229,9 @@ RUN_SETUP_S = 15
 # were out of proportion (a thread charged more CPU than the run lasted).
 STALL_LIMIT_S = 1.0
 # More for workloads that start hundreds of processes.
-# (s), (u): loading, mapping and pushing 590 MiB, and getting every key
-# back.
-RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150, "u": 150}
+# (s), (u), (v): loading, mapping and pushing 590 MiB, and getting every
+# key back.
+RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150, "u": 150, "v": 150}
 
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "damon-paddr", "kmm-all-off",
