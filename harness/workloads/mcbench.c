@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * mcbench: the memcached client of make bench's server workload (s).
+ * mcbench: the memcached client of make bench's server workloads (s), (u)
+ * and (v).
  *
  * Debian's load generators (memaslap, memcslap) draw keys uniformly; this
  * one draws them from a Zipf distribution, or (-D) from a hot spot, so that
- * the server has a hot set smaller than its data.  It speaks memcached's text protocol over TCP to
- * 127.0.0.1.
+ * the server has a hot set smaller than its data.  It speaks memcached's
+ * text protocol over TCP to 127.0.0.1.
  *
  *   mcbench load [options]       set every key once, in rank order (key 0
  *                                the most popular), checking every reply
