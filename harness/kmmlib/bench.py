@@ -56,6 +56,10 @@ SERVER_HOT_PCT = 25
 # the rest, evenly, so that the hot set is a set and not a cut through a
 # gradient, and "promoted beyond the hot set" has one meaning.
 SERVER_HOT_GETS_PCT = 90
+# mcbench's arguments that every server workload shares: keys, value size,
+# hot set, connections, and memcached's memory.
+SERVER_ARGS = (f"-k {SERVER_KEYS} -v {SERVER_VALUE} -H {SERVER_HOT_PCT} "
+               f"-c {SERVER_CONNS} -M {SERVER_MIB}")
 
 # name: (what it models, tierbench arguments, seconds, rate limit MB/s)
 WORKLOADS = {
@@ -101,21 +105,16 @@ WORKLOADS = {
           "the slow node (migratepages), Zipf gets (s = 1) over "
           f"{SERVER_CONNS} connections; hot set: the top {SERVER_HOT_PCT}% "
           "of the keys",
-          f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} -z 1 "
-          f"-H {SERVER_HOT_PCT} -c {SERVER_CONNS} -M {SERVER_MIB}", 25, None),
+          f"memcached -z 1 {SERVER_ARGS}", 25, None),
     "u": (f"memcached as (s), hot-spot gets: {SERVER_HOT_GETS_PCT}% of them "
           f"evenly over the top {SERVER_HOT_PCT}% of the keys, the rest "
           "evenly over the others",
-          f"memcached -k {SERVER_KEYS} -v {SERVER_VALUE} "
-          f"-D {SERVER_HOT_GETS_PCT} -H {SERVER_HOT_PCT} -c {SERVER_CONNS} "
-          f"-M {SERVER_MIB}", 25, None),
+          f"memcached -D {SERVER_HOT_GETS_PCT} {SERVER_ARGS}", 25, None),
     "v": ("memcached as (u), without its LRU crawler and LRU maintainer "
           "threads (-o no_lru_crawler,no_lru_maintainer), which read "
           "items in the background: the clients' gets are the only "
           "accesses to the items",
-          f"memcached -Q -k {SERVER_KEYS} -v {SERVER_VALUE} "
-          f"-D {SERVER_HOT_GETS_PCT} -H {SERVER_HOT_PCT} -c {SERVER_CONNS} "
-          f"-M {SERVER_MIB}", 25, None),
+          f"memcached -Q -D {SERVER_HOT_GETS_PCT} {SERVER_ARGS}", 25, None),
 }
 
 # Workloads that run a server (bench.sh starts it, harness/workloads/
@@ -172,10 +171,8 @@ WORKLOAD_CONFIGS = {
     "k": ("none", "numab", "kmmscand", "damon-paddr"),
     "l": ("numab", "kmmscand"),
     "m": ("numab", "kmmscand"),
-    "s": ("none", "numab", "kmmscand", "oracle"),
-    "u": ("none", "numab", "kmmscand", "oracle"),
-    "v": ("none", "numab", "kmmscand", "oracle"),
     "t": ("numab", "kmmscand"),
+    **{w: ("none", "numab", "kmmscand", "oracle") for w in SERVER_WORKLOADS},
 }
 
 # name: what it is (bench.sh sets each up)
@@ -231,7 +228,7 @@ STALL_LIMIT_S = 1.0
 # More for workloads that start hundreds of processes.
 # (s), (u), (v): loading, mapping and pushing 590 MiB, and getting every
 # key back.
-RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, "s": 150, "u": 150, "v": 150}
+RUN_SETUP_EXTRA_S = {"l": 45, "m": 30, **{w: 150 for w in SERVER_WORKLOADS}}
 
 QUICK_WORKLOADS = ("a", "c", "f")
 QUICK_CONFIGS = ("numab", "kmmscand", "damon-paddr", "kmm-all-off",

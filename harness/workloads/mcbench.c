@@ -16,11 +16,11 @@
  * (map_items(): it reads /proc/PID/mem once, before the run), pushes the
  * server's memory to the slow node with numactl's migratepages (no memory
  * policy: promotion may move it back), drives the server for -t seconds
- * with gets of drawn keys, and finally gets every key and checks its
- * value.  -o (the oracle) then moves the pages of the hot set back to the
- * fast node before the run.  -R FILE: once the memory is placed, create
- * FILE.placed and wait for FILE.go to exist (bench.sh turns DAMON on in
- * between).
+ * with gets of keys drawn from that distribution, and finally gets every
+ * key and checks its value.  -o (the oracle) then moves the pages of the
+ * hot set back to the fast node before the run.  -R FILE: once the memory
+ * is placed, create FILE.placed and wait for FILE.go to exist (bench.sh
+ * turns DAMON on in between).
  *
  * Values are a function of the key and the seed (make_value()), so the
  * final pass can check every byte of every value without keeping a copy.
@@ -1289,8 +1289,8 @@ static void usage(void)
 		"[-v value_bytes]\n"
 		"         [-t seconds] [-i sample_ms] [-c connections] "
 		"[-z zipf_exponent]\n"
-		"         [-D hot_pct_of_gets] [-H hot_pct_of_keys] [-S seed] [-f fast_node] "
-		"[-n slow_node] [-M server_mib]\n"
+		"         [-D hot_pct_of_gets] [-H hot_pct_of_keys] [-S seed]\n"
+		"         [-f fast_node] [-n slow_node] [-M server_mib]\n"
 		"         [-o] [-R rendezvous_file]\n");
 	exit(2);
 }
