@@ -439,6 +439,29 @@ set_config() {
 	esac
 }
 
+# What memcached's threads were doing when the client gave up on it: each
+# thread's state, kernel wait channel and CPU time, twice a second apart
+# (a thread that gained CPU time is slow, not stuck), the NUMA balancing
+# and promotion counters over that second, and the kernel's list of
+# blocked tasks (sysrq w), so that a failed run says whether the server
+# hung or crawled.
+server_postmortem() {
+	echo "bench.sh: memcached ($1) post-mortem:"
+	for pass in 1 2; do
+		for task in /proc/$1/task/*; do
+			read -r _ comm state _ < $task/stat 2>/dev/null || continue
+			echo "bench.sh:   pass $pass: ${task##*/} $comm $state" \
+				"wchan $(cat $task/wchan 2>/dev/null)" \
+				"cpu_ns $(cut -d' ' -f1 $task/schedstat 2>/dev/null)"
+		done
+		grep -E '^(numa_hint_faults|pgpromote_success|pgmigrate_fail) ' \
+			/proc/vmstat | sed "s/^/bench.sh:   pass $pass: /"
+		[ $pass = 2 ] || sleep 1
+	done
+	echo w > /proc/sysrq-trigger 2>/dev/null &&
+		dmesg | tail -n 60 | sed 's/^/bench.sh:   dmesg: /'
+}
+
 # The server workload: memcached with room (-m) for mcbench's keys, driven
 # by mcbench (arguments $@), which loads the keys, pushes the server's
 # memory to the slow node with migratepages and runs.  memcached's hash
@@ -488,6 +511,7 @@ run_memcached() {
 	"$mcbench" run -p $mc -P "$mc_port" -f "$fast_nid" -n "$slow_nid" \
 		$mc_flags "$@" </dev/null
 	mc_status=$?
+	[ $mc_status -eq 0 ] || server_postmortem $mc
 	kill $mc 2>/dev/null
 	wait $mc 2>/dev/null
 	case $config in damon-*|numab-late*) rm -f $rv.placed $rv.go ;; esac
