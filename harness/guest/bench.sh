@@ -439,6 +439,24 @@ set_config() {
 	esac
 }
 
+# The fast node's free memory and the promotion watermarks of its zones,
+# in MiB: NUMA balancing's tiering mode skips its hot threshold test while
+# a zone has 1 GiB (or a 16th of the node) free above that watermark
+# (pgdat_free_space_enough()), so this says which test it was making.
+fast_free() {
+	awk -v nid="$fast_nid" -v when="$1" '
+		$1 == "Node" { on = ($2 == nid ",") ; zone = $4 }
+		on && $1 == "pages" && $2 == "free" { free[zone] = $3 }
+		on && $1 == "promo" { promo[zone] = $2 }
+		END {
+			line = "bench.sh: fast node " when ":"
+			for (z in free)
+				line = line sprintf(" %s free %d promo %d", z,
+					free[z] / 256, promo[z] / 256)
+			print line " MiB"
+		}' /proc/zoneinfo
+}
+
 # What memcached's threads were doing when the client gave up on it: each
 # thread's state, kernel wait channel and CPU time, twice a second apart
 # (a thread that gained CPU time is slow, not stuck), the NUMA balancing
@@ -499,6 +517,7 @@ run_memcached() {
 				kill -0 $mc 2>/dev/null || exit 0
 				sleep 0.1
 			done
+			fast_free "when the memory was placed"
 			case $config in
 			numab-late*) sysctl -qw kernel.numa_balancing=2 ;;
 			*) damon_on $mc ;;
@@ -512,6 +531,7 @@ run_memcached() {
 		$mc_flags "$@" </dev/null
 	mc_status=$?
 	[ $mc_status -eq 0 ] || server_postmortem $mc
+	fast_free "at the end"
 	kill $mc 2>/dev/null
 	wait $mc 2>/dev/null
 	case $config in damon-*|numab-late*) rm -f $rv.placed $rv.go ;; esac

@@ -40,9 +40,10 @@ ITEM_CHUNK = 1184
 # Items that touch a page: a page holds PAGE / ITEM_CHUNK of them and is
 # cut through by one more.
 ITEMS_PER_PAGE = PAGE / ITEM_CHUNK + 1
-# memcached grows its hash table to 2^20 buckets for 524,288 keys (load
-# 0.5); a successful lookup passes half the chain before the key's own
-# item, a quarter of an item per get, any item alike.
+# bench.sh sizes memcached's hash table at 2^20 buckets (hashpower=20)
+# for 524,288 keys, a load of 0.5; a successful lookup passes half the
+# chain before the key's own item, a quarter of an item per get, any item
+# alike.
 CHAIN_ITEMS_PER_GET = 0.25
 
 # gets/s of the measured (v) kmmscand run (README, "A hot set with an
