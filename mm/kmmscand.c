@@ -3709,7 +3709,7 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 				ms->accessed, old.prev_accessed,
 				ms->state.prev_accessed, old.period_ms,
 				ms->state.period_ms, old.size_mb,
-				ms->state.size_mb);
+				ms->state.size_mb, ms->found, ms->isolated);
 }
 
 /*

@@ -108,15 +108,21 @@ TRACE_EVENT(kmmscand_scan_start,
  * @new_period_ms: scan period after the update
  * @old_size_mb: scan size before the update
  * @new_size_mb: scan size after the update
+ * @found: accessed slow-tier base pages found, those left for room, rate
+ *	or heat included
+ * @isolated: how many of @found were isolated for promotion; with
+ *	@found, whether a scan that finds nothing next lengthens the period
+ *	by the small step (see kmmscand_isolated_most())
  */
 TRACE_EVENT(kmmscand_scan_end,
 	    TP_PROTO(struct mm_struct *mm, unsigned long end,
 		     unsigned long scanned, unsigned long accessed,
 		     unsigned long prev, unsigned long cur,
 		     unsigned long old_period_ms, unsigned long new_period_ms,
-		     unsigned long old_size_mb, unsigned long new_size_mb),
+		     unsigned long old_size_mb, unsigned long new_size_mb,
+		     unsigned long found, unsigned long isolated),
 	    TP_ARGS(mm, end, scanned, accessed, prev, cur, old_period_ms,
-		    new_period_ms, old_size_mb, new_size_mb),
+		    new_period_ms, old_size_mb, new_size_mb, found, isolated),
 	    TP_STRUCT__entry(__field(struct mm_struct *, mm)
 			     __field(unsigned long, end)
 			     __field(unsigned long, scanned)
@@ -126,7 +132,9 @@ TRACE_EVENT(kmmscand_scan_end,
 			     __field(unsigned long, old_period_ms)
 			     __field(unsigned long, new_period_ms)
 			     __field(unsigned long, old_size_mb)
-			     __field(unsigned long, new_size_mb)),
+			     __field(unsigned long, new_size_mb)
+			     __field(unsigned long, found)
+			     __field(unsigned long, isolated)),
 	    TP_fast_assign(__entry->mm = mm;
 			   __entry->end = end;
 			   __entry->scanned = scanned;
@@ -136,12 +144,15 @@ TRACE_EVENT(kmmscand_scan_end,
 			   __entry->old_period_ms = old_period_ms;
 			   __entry->new_period_ms = new_period_ms;
 			   __entry->old_size_mb = old_size_mb;
-			   __entry->new_size_mb = new_size_mb;),
-	    TP_printk("mm=%p end=0x%lx scanned=%lu accessed=%lu X=%lu Y=%lu period_ms=%lu->%lu size_mb=%lu->%lu",
+			   __entry->new_size_mb = new_size_mb;
+			   __entry->found = found;
+			   __entry->isolated = isolated;),
+	    TP_printk("mm=%p end=0x%lx scanned=%lu accessed=%lu X=%lu Y=%lu period_ms=%lu->%lu size_mb=%lu->%lu found=%lu isolated=%lu",
 		      __entry->mm, __entry->end, __entry->scanned,
 		      __entry->accessed, __entry->prev, __entry->cur,
 		      __entry->old_period_ms, __entry->new_period_ms,
-		      __entry->old_size_mb, __entry->new_size_mb)
+		      __entry->old_size_mb, __entry->new_size_mb,
+		      __entry->found, __entry->isolated)
 );
 
 /*
