@@ -467,10 +467,11 @@ server_postmortem() {
 	echo "bench.sh: memcached ($1) post-mortem:"
 	for pass in 1 2; do
 		for task in /proc/$1/task/*; do
-			read -r _ comm state _ < $task/stat 2>/dev/null || continue
-			echo "bench.sh:   pass $pass: ${task##*/} $comm $state" \
-				"wchan $(cat $task/wchan 2>/dev/null)" \
-				"cpu_ns $(cut -d' ' -f1 $task/schedstat 2>/dev/null)"
+			# comm, state, and utime + stime in clock ticks
+			stat=$(awk '{print $2, $3, "cpu_ticks", $14 + $15}' \
+				$task/stat 2>/dev/null) || continue
+			echo "bench.sh:   pass $pass: ${task##*/} $stat" \
+				"wchan $(cat $task/wchan 2>/dev/null)"
 		done
 		grep -E '^(numa_hint_faults|pgpromote_success|pgmigrate_fail) ' \
 			/proc/vmstat | sed "s/^/bench.sh:   pass $pass: /"

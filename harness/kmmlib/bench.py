@@ -1155,11 +1155,13 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         print("[kmm] kernel splat in the guest log:\n" + s)
     if res.timed_out:
         die(f"the benchmark did not finish within {budget} s; see {log}")
-    failed = [r for r in col.runs
-              if r["status"] != 0 or r["result"] is None]
+    ran, failed = [], []
+    for r in col.runs:
+        (ran if r["status"] == 0 and r["result"] is not None
+         else failed).append(r)
     names = " ".join(f"{r['workload']}/{r['config']}" for r in failed)
     status = guest_status(res, col)
-    if len(col.runs) != len(plan) or len(failed) == len(col.runs):
+    if len(col.runs) != len(plan) or not ran:
         die(f"benchmark runs failed: {names or 'guest script'} "
             f"(guest status {status}, {len(col.runs)}/{len(plan)} runs); "
             f"see {log}")
@@ -1172,9 +1174,8 @@ def bench(quick=False, workloads=None, configs=None, image=None):
         header += f"; FAILED, left out of the table: {names}"
     calibration = col.calibration and host_cal and {
         "guest": col.calibration, "host": host_cal}
-    report([r for r in col.runs if r not in failed], quick, workloads,
-           configs, header, BENCH_OUT, splats=len(splats), emulated=True,
-           calibration=calibration)
+    report(ran, quick, workloads, configs, header, BENCH_OUT,
+           splats=len(splats), emulated=True, calibration=calibration)
     if failed or status != 0:
         die(f"benchmark runs failed: {names or 'guest script'} (guest "
             f"status {status}); the table has the others; see {log}")

@@ -23,19 +23,19 @@ it was read at least once since the last read.  Tests:
 
 What the model leaves out (the reason its times come out shorter than
 the runs'): the first scan's delay, priming, the walk of 600 MiB, and
-the copies.  Calibrate against the measured rows it prints beside the
-model's.  Monte Carlo with a fixed seed: the same figures every run.
+the copies.  The README ("A hot set with an edge") sets its shares of
+cold pages beside the measured ones.  Monte Carlo with a fixed seed: the
+same figures every run.
 """
 
 import math
 import random
 
-from .bench import (SERVER_HOT_GETS_PCT, SERVER_HOT_PCT, SERVER_KEYS,
-                    SERVER_VALUE)
+from .bench import SERVER_HOT_GETS_PCT, SERVER_HOT_PCT, SERVER_KEYS
 
 PAGE = 4096
-# memcached's slab chunk for SERVER_VALUE-byte values (48-byte header, key,
-# suffix, rounded up to its 1.25-factor slab class): see the README's (s).
+# memcached's slab chunk for bench.py's SERVER_VALUE-byte values (header,
+# key and value rounded up to its slab class), as mcbench reports it.
 ITEM_CHUNK = 1184
 # Items that touch a page: a page holds PAGE / ITEM_CHUNK of them and is
 # cut through by one more.
