@@ -8,6 +8,7 @@ memory tier (6.12 needs both entries; latency alone leaves one tier).
 import os
 import re
 import selectors
+import shlex
 import subprocess
 import time
 
@@ -31,6 +32,13 @@ HMAT = [
     "data-type=access-bandwidth,bandwidth=5G",
 ]
 EXIT_MARK = "KMM-GUEST-EXIT="
+# x86's COMMAND_LINE_SIZE, the terminating NUL included: the kernel cuts a
+# longer command line, and virtme-ng puts its init= argument last.
+CMDLINE_SIZE = 2048
+# The guest's command goes through this file in the shared, writable VM_DIR,
+# not base64 on the kernel command line, which already names the checkout's
+# path three times (the shared directory, the guest's cwd and init=).
+GUEST_SCRIPT = "guest-cmd.sh"
 OUT_MARK = "KMM| "
 # Whether KVM runs a guest is a fact of the machine, not of a checkout: keep
 # the answer where every clone (and CI) finds it.
@@ -71,16 +79,17 @@ def find_splats(console):
     return splats
 
 
-def vng_cmd(image, guest_cmd, kvm, extra_append=()):
+def vng_cmd(image, guest_cmd, kvm, extra_append=(), repo=REPO, vm_dir=VM_DIR,
+            vng=None):
     # --force-9p: no virtiofsd here; vng would wait for it before falling
     # back to 9p anyway.
-    cmd = [vng_path(), "--run", image, "--verbose", "--force-9p",
+    cmd = [vng or vng_path(), "--run", image, "--verbose", "--force-9p",
            "--cpus", "2", "--memory", "4G",
            "--numa", f"{NODE_MEM},cpus=0-1",
            "--numa", f"{NODE_MEM},initiator=0",
            # "=" form: the value starts with a dash.
            "--qemu-opts=" + " ".join(HMAT),
-           "--rwdir", VM_DIR, "--cwd", REPO,
+           "--rwdir", vm_dir, "--cwd", repo,
            "--append", "printk.time=1"]
     for a in extra_append:
         cmd += ["--append", a]
@@ -100,6 +109,43 @@ def wrap(cmd):
     return (f"{{ sh -c {sh_quote(cmd)}; echo $? >/tmp/kmm-rc; }} 2>&1 | "
             f"sed -u 's/^/{OUT_MARK}/'; sync; "
             f"echo; echo {EXIT_MARK}$(cat /tmp/kmm-rc)")
+
+
+def script_cmd(guest_cmd, repo=REPO, vm_dir=VM_DIR):
+    """Write guest_cmd to the shared script; return the command that runs it.
+
+    The guest starts in repo (--cwd), so a relative path keeps the command
+    line's share of it short whatever the checkout's path.
+    """
+    path = os.path.join(vm_dir, GUEST_SCRIPT)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(guest_cmd + "\n")
+    return "sh " + sh_quote(os.path.relpath(path, repo))
+
+
+def kernel_cmdline(cmd, env=None):
+    """The kernel command line that cmd would boot with (vng --dry-run)."""
+    res = subprocess.run(cmd + ["--dry-run"], env=env, capture_output=True,
+                         text=True, check=False)
+    for line in res.stdout.splitlines():
+        args = shlex.split(line) if "-append" in line else []
+        if "-append" in args:
+            return args[args.index("-append") + 1]
+    die("vng --dry-run printed no -append; cannot check the kernel command "
+        f"line's length:\n{res.stdout}{res.stderr}")
+    return ""
+
+
+def check_cmdline(cmd, env=None):
+    """Fail before booting if the kernel would cut the command line."""
+    line = kernel_cmdline(cmd, env)
+    if len(line) >= CMDLINE_SIZE:
+        die(f"the guest's kernel command line would be {len(line)} bytes, "
+            f"over the {CMDLINE_SIZE - 1} the kernel keeps, and the boot "
+            f"would run the wrong init. It names this checkout's path "
+            f"({len(REPO)} characters) several times: clone to a shorter "
+            f"path. The line:\n{line}")
+    return line
 
 
 def sh_quote(s):
@@ -138,16 +184,21 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
     ensure_dir(VM_DIR)
     log = log or os.path.join(LOGS, "vm-console.log")
     ensure_dir(os.path.dirname(log))
-    cmd = vng_cmd(image, wrap(guest_cmd), kvm, extra_append)
+    env = dict(os.environ)
+    # vng runs virtme-run and friends from PATH.
+    env["PATH"] = os.path.dirname(vng_path()) + os.pathsep + env["PATH"]
     lines = []
     timed_out = False
     # The timeout counts from the boot, not from the wait for the lock.
+    # The script is written under the lock: another boot from this checkout
+    # may be waiting to write its own.
     with heavy_job(), open(log, "w", encoding="utf-8") as logf:
+        cmd = vng_cmd(image, script_cmd(wrap(guest_cmd)), kvm, extra_append)
+        check_cmdline(cmd, env)
         start = time.time()
         logf.write("$ " + " ".join(sh_quote(c) for c in cmd) + "\n")
-        env = dict(os.environ)
-        # vng runs virtme-run and friends from PATH.
-        env["PATH"] = os.path.dirname(vng_path()) + os.pathsep + env["PATH"]
+        logf.write(f"$ cat {os.path.join(VM_DIR, GUEST_SCRIPT)}\n"
+                   f"{wrap(guest_cmd)}\n")
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True,
                                 errors="replace", stdin=subprocess.DEVNULL,
