@@ -33,13 +33,13 @@ for spec in "$@"; do
 	secs=${spec##*:}
 	name=$(basename "$prog")
 	echo "KMM-TEST-START $name"
-	# The whole TAP goes to the file; the result lines also go out as
+	# The whole TAP goes to the file; the plan and result lines go out as
 	# they come, for the host to show progress.  stdbuf: a test writing
 	# to a pipe would otherwise hold its lines back until it exits.
 	{
 		timeout -s KILL "$secs" stdbuf -oL "$prog" 2>&1
 		echo "$?" >"$out/$name.rc"
-	} | tee "$out/$name.tap" | grep --line-buffered -E '^(not )?ok [0-9]+ '
+	} | tee "$out/$name.tap" | grep --line-buffered -E '^((not )?ok [0-9]+ |1\.\.[0-9]+$)'
 	rc=$(cat "$out/$name.rc")
 	echo "KMM-TEST-END $name $rc"
 	disarm_fault_injection

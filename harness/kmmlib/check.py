@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 
 from . import kernel, tree, vm
@@ -43,22 +44,58 @@ TOOL = os.path.join(TREE, "tools", "mm", "kmmscand-top.py")
 VM_MARGIN = 300
 
 
+def group_of(name):
+    """The group a result is summed in: a kselftest program, a KUnit suite,
+    checkpatch, or the check itself."""
+    if name.startswith("checkpatch "):
+        return "checkpatch"
+    if name.startswith("KUnit ") and "." in name:
+        return name.split(".", 1)[0]
+    if ": " in name:
+        return name.split(": ", 1)[0]
+    return name
+
+
 class Tally:
+    """Results of a check. A failure or skip shows when it is added, with
+    its reason; passes show as counts per group in the summary."""
+
     def __init__(self):
         self.passed = self.failed = self.skipped = 0
         self.failures = []
+        self.groups = {}
 
     def add(self, name, outcome, detail=""):
+        if outcome not in ("pass", "skip"):
+            outcome = "fail"
+        counts = self.groups.setdefault(group_of(name),
+                                        {"pass": 0, "skip": 0, "fail": 0})
+        counts[outcome] += 1
         if outcome == "pass":
             self.passed += 1
-        elif outcome == "skip":
+            return
+        if outcome == "skip":
             self.skipped += 1
         else:
             self.failed += 1
             self.failures.append(name)
-        mark = {"pass": "PASS", "skip": "SKIP"}.get(outcome, "FAIL")
+        mark = "SKIP" if outcome == "skip" else "FAIL"
         print(f"  {mark:4} {name}" + (f"  ({detail})" if detail else ""),
               flush=True)
+
+    def report(self):
+        """A line per group, then the failures, then summary()."""
+        width = max((len(g) for g in self.groups), default=0)
+        lines = ["Results by group:"]
+        for group, c in self.groups.items():
+            counts = [f"{c['pass']} passed"]
+            counts += [f"{c[k]} {w}" for k, w in (("fail", "failed"),
+                                                  ("skip", "skipped")) if c[k]]
+            lines.append(f"  {group:{width}}  {', '.join(counts)}")
+        if self.failures:
+            lines += ["", "Failed:"] + ["  " + f for f in self.failures]
+        lines.append(self.summary())
+        return "\n".join(lines)
 
     def summary(self):
         return (f"{self.passed} passed, {self.failed} failed, "
@@ -320,31 +357,83 @@ def guest_command(present, hotset):
             f"sh {GUEST_RUNNER} {os.path.join(vm.VM_DIR, 'ksft')} {tests}")
 
 
+def clock(secs):
+    return f"{int(secs) // 60}m{int(secs) % 60:02d}s"
+
+
 class Progress:
-    """Shows each kselftest result as the guest reports it."""
+    """Shows each kselftest result as the guest reports it and, while a
+    program is quiet, a heartbeat: its case count and elapsed time against
+    its timeout. vm.boot() calls tick() about once a second."""
 
     RESULT = re.compile(r"^(not )?ok \d+ (.*)$")
+    PLAN = re.compile(r"^1\.\.(\d+)$")
+    # A quiet program shows a heartbeat line this often in a log; on a
+    # terminal the line rewrites itself every tick.
+    HEARTBEAT = 60
 
-    def __init__(self):
+    def __init__(self, budgets=None):
         self.started = time.time()
+        self.budgets = budgets or {}
         self.prog = None
+        self.prog_start = self.last = self.started
+        self.cases = self.plan = 0
+        self.tty = sys.stdout.isatty()
+        self.shown = False
+
+    def say(self, text):
+        if self.shown:
+            sys.stdout.write("\r\033[K")
+            self.shown = False
+        say(text)
+        self.last = time.time()
+
+    def heartbeat(self):
+        now = time.time()
+        budget = self.budgets.get(self.prog)
+        plan = f" of {self.plan}" if self.plan else ""
+        return (f"  {self.prog}: {self.cases}{plan} cases done, "
+                f"{clock(now - self.prog_start)}" +
+                (f" of its {clock(budget)} budget" if budget else ""))
+
+    def tick(self):
+        if not self.prog:
+            return
+        if self.tty:
+            sys.stdout.write("\r[kmm] " + self.heartbeat() + "\033[K")
+            sys.stdout.flush()
+            self.shown = True
+        elif time.time() - self.last >= self.HEARTBEAT:
+            self.say(self.heartbeat())
 
     def __call__(self, line):
         line = line.rstrip("\n")
         if line.startswith("KMM-TEST-START "):
             self.prog = line.split()[1]
-            say(f"  {self.prog} ...")
+            self.prog_start = time.time()
+            self.cases = self.plan = 0
+            self.say(f"  {self.prog} ...")
             return
         if line.startswith("KMM-TEST-END "):
             _, name, rc = line.split()
-            say(f"  {name} done (exit {rc}) "
-                f"[{time.time() - self.started:.0f} s]")
+            self.say(f"  {name} done (exit {rc}, {self.cases} cases) "
+                     f"[{clock(time.time() - self.started)}]")
+            self.prog = None
+            return
+        m = self.PLAN.match(line)
+        if m and self.prog:
+            self.plan = int(m.group(1))
             return
         m = self.RESULT.match(line)
         if m and self.prog:
+            self.cases += 1
             outcome = "FAIL" if m.group(1) else (
                 "SKIP" if "# SKIP" in m.group(2) else "ok")
+            if self.shown:
+                sys.stdout.write("\r\033[K")
+                self.shown = False
             print(f"      {outcome:4} {m.group(2)}", flush=True)
+            self.last = time.time()
 
 
 def check(skip_static=False):
@@ -359,13 +448,14 @@ def check(skip_static=False):
         image = kernel.build("debug")
     present = build_kselftests()
     hotset = build_workload("hotset")
-    timeout = (VM_MARGIN + TOOL_TEST_TIMEOUT +
-               sum(to for n, to in KSELFTESTS if n in present))
+    budgets = {n: to for n, to in KSELFTESTS if n in present}
+    budgets[os.path.basename(TOOL_TEST)] = TOOL_TEST_TIMEOUT
+    timeout = VM_MARGIN + sum(budgets.values())
     say(f"booting the two-tier VM for KUnit, {len(present)} kselftest "
         f"programs and the test of kmmscand-top (up to {timeout} s)")
     res = vm.boot(image, guest_command(present, hotset), timeout,
                   log=os.path.join(LOGS, "check-console.log"),
-                  label="tests", echo=Progress())
+                  label="tests", echo=Progress(budgets))
     say(f"VM run took {int(res.elapsed)} s; console: out/logs/check-console.log")
     if res.timed_out or res.status is None:
         t.add("VM run", "fail", "timed out" if res.timed_out else
@@ -378,7 +468,5 @@ def check(skip_static=False):
     t.add("no kernel splat (BUG/WARNING/KASAN/lockdep/Oops/stall/kmemleak)",
           "fail" if splats else "pass",
           f"{len(splats)} splats" if splats else "")
-    if t.failures:
-        print("\nFailed:\n  " + "\n  ".join(t.failures))
-    print(t.summary(), flush=True)
+    print("\n" + t.report(), flush=True)
     return 0 if t.failed == 0 else 1

@@ -214,6 +214,10 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
             if not sel.select(timeout=min(left, 1.0)):
                 if proc.poll() is not None:
                     break
+                # A callable echo with a tick() shows a heartbeat while
+                # the guest is quiet.
+                if callable(getattr(echo, "tick", None)):
+                    echo.tick()
                 continue
             line = proc.stdout.readline()
             if not line:
