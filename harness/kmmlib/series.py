@@ -2,8 +2,9 @@
 
 series        git format-patch of build/linux (kmm-base..kmmscand) into
               out/series/, with a cover letter (summary, how to reproduce
-              the benchmark, the benchmark table of out/bench/table.md,
-              or else the last full run's as README.md records it).
+              the benchmark, the benchmark table of out/bench/table.md
+              if this checkout made a full run, or else the last full
+              run's as results/bench.md publishes it).
 series-check  checkpatch --strict on every mailed patch; `git am` of
               out/series on the base in a clone of its own
               (build/series-src) must give exactly the tree `make kernel`
@@ -22,9 +23,10 @@ import os
 import re
 import shutil
 import subprocess
+import textwrap
 import time
 
-from . import bench, check, kernel, tree, vm
+from . import bench, check, kernel, results, tree, vm
 from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
                      die, ensure_dir, say, take_heavy_lock)
 
@@ -32,9 +34,6 @@ SERIES_OUT = os.path.join(OUT, "series")
 DEB_OUT = os.path.join(OUT, "deb")
 BENCH_TABLE = os.path.join(OUT, "bench", "table.md")
 BENCH_JSON = os.path.join(OUT, "bench", "bench.json")
-# The README section that records the last full run's table: the cover
-# letter's table when this checkout has no out/bench/table.md of its own.
-README_TABLE = "### The table"
 # The cover letter's answers to the questions reviewers asked of the
 # earlier scanning proposals, with the figures of the last full run.
 QUESTIONS = os.path.join(REPO, "harness", "cover-questions.txt")
@@ -139,15 +138,32 @@ def bench_section():
         when = time.strftime("%Y-%m-%d", time.gmtime(os.path.getmtime(BENCH_TABLE)))
         lines += [f"Results of the last run ({when}; full data in "
                   "out/bench/bench.json):", "", table, ""]
-    elif (table := readme_table()):
-        lines += ["Results of the last full run recorded in the repository's",
-                  "README.md (this checkout has no full `make bench` run of",
-                  "its own):", "", table, ""]
+    elif (table := results.read("bench").strip()):
+        lines += [published_intro(results.read_meta("bench")), "", table, ""]
     else:
-        lines += ["(No benchmark table yet: neither out/bench/table.md nor",
-                  f"a \"{README_TABLE}\" section in README.md.  Run `make bench`,",
-                  "then `make series` again.)", ""]
+        lines += ["(No benchmark table yet: neither out/bench/table.md of a",
+                  "full run nor results/bench.md.  Run `make bench`, then",
+                  "`make series` again.)", ""]
     return "\n".join(lines)
+
+
+def published_intro(meta):
+    """What the cover letter says of the table of results/bench.md: the
+    run's date, commit, command and size, from the file's header."""
+    what = ", ".join(part for part in (
+        meta.get("date"),
+        meta.get("commit") and f"commit {meta['commit']}",
+        meta.get("command") and f"`{meta['command']}`",
+        meta.get("runs") and f"{meta['runs']} runs in " +
+        ("one boot" if meta.get("boots", "1") == "1"
+         else f"{meta['boots']} boots")) if part)
+    text = ("Results of the last full run, as the repository's "
+            f"results/bench.md publishes it ({what or 'no header'}).")
+    if meta.get("source"):
+        # The header's Markdown links, as plain text for the mail.
+        source = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", meta["source"])
+        text += f"  Source: {source}."
+    return textwrap.fill(text, width=72)
 
 
 def local_full_run():
@@ -163,18 +179,6 @@ def local_full_run():
     return (not doc.get("quick") and
             set(bench.FULL_WORKLOADS) <= set(doc.get("workloads", ())) and
             set(bench.DEFAULT_CONFIGS) <= set(doc.get("configs", ())))
-
-
-def readme_table():
-    """The table of the last full bench run as README.md records it, or ""."""
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
-        text = f.read()
-    start = text.find(f"\n{README_TABLE}\n")
-    if start < 0:
-        return ""
-    body = text[start + len(README_TABLE) + 2:]
-    end = re.search(r"^#{1,3} ", body, re.M)
-    return (body[:end.start()] if end else body).strip()
 
 
 def cover_blurb(subjects):
