@@ -3,7 +3,7 @@
 
 KMM := python3 harness/kmm
 
-.PHONY: help deps tree export kernel kernel-release vm check stress run bench clean
+.PHONY: help deps tree export kernel kernel-release vm check lint stress run bench clean
 
 help:
 	@sed -n 's/^##//p' $(MAKEFILE_LIST)
@@ -17,6 +17,11 @@ run:
 ##          last line: N passed, N failed, N skipped
 check:
 	$(KMM) check
+
+## lint     the harness's own unit tests (pytest on harness/tests) and
+##          lint (ruff, mypy, shellcheck); full output in out/logs/
+lint:
+	$(KMM) lint
 
 ## stress   the kmmscand stress suite in the VM, debug kernel, for
 ##          STRESS_SECONDS (default 300); prints its figures and splats

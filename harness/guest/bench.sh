@@ -3,7 +3,8 @@
 #   <config> <workload> <rate_limit_mbps|-> <tierbench arguments...>
 # and for each sets the configuration up, runs the workload and brackets
 # its output with "B <config> <workload>" and "E <status>" lines, which the
-# host parses (harness/kmmlib/bench.py); "bench.sh: done" ends the plan.
+# host parses (harness/kmmlib/bench/guest.py); "bench.sh: done" ends the
+# plan.
 #
 # A configuration "kmmscand:knob=value[:knob=value...]" runs kmmscand at its
 # defaults but for the knobs of /sys/kernel/mm/kmmscand it names.  Likewise
@@ -64,7 +65,12 @@ damon_attach=
 placed_file=/tmp/kmm-placed-$$
 # Every knob but scan_enabled, which each configuration sets itself.
 all_knobs=
-[ -d $kmm ] && all_knobs=$(cd $kmm && ls | grep -vx scan_enabled)
+if [ -d $kmm ]; then
+	for f in "$kmm"/*; do
+		[ -e "$f" ] && [ "${f##*/}" != scan_enabled ] &&
+			all_knobs="$all_knobs ${f##*/}"
+	done
+fi
 
 die() {
 	echo "bench.sh: $*"
@@ -79,7 +85,7 @@ die() {
 
 # The defaults, to return to before every run.
 for k in $all_knobs; do
-	eval "default_$k=$(cat $kmm/$k)"
+	eval "default_$k=$(cat "$kmm/$k")"
 done
 default_rate=$(cat $rate)
 # The multi-gen LRU as it was (off at the VM's boot; a host may run with
@@ -150,7 +156,7 @@ damon_off() {
 	fi
 	[ -n "$damon_mine" ] && [ -d $damon ] || return 0
 	damon_mine=
-	for k in $damon/[0-9]*; do
+	for k in "$damon"/[0-9]*; do
 		[ -d "$k" ] || continue
 		[ "$(cat "$k/state")" = off ] || echo off >"$k/state" ||
 			die "cannot turn DAMON's ${k##*/} off"
@@ -172,6 +178,7 @@ damon_off() {
 # most often accessed regions first.  The quota is the one of the sysfs
 # usage example and of DAMON_LRU_SORT's defaults: 10 ms of the action's
 # time, at most 1 GiB, per second.
+# shellcheck disable=SC2015 # "a && b || die": die if any step fails
 damon_setup() {
 	[ -d $damon ] || die "this kernel has no DAMON sysfs interface"
 	damon_mine=1
@@ -184,7 +191,7 @@ damon_setup() {
 	echo 1000000 >$damon_ctx/monitoring_attrs/intervals/update_us &&
 	echo 1 >$damon_ctx/schemes/nr_schemes &&
 	echo migrate_hot >$damon_scheme/action &&
-	echo $fast_nid >$damon_scheme/target_nid &&
+	echo "$fast_nid" >$damon_scheme/target_nid &&
 	echo 0 >$damon_scheme/apply_interval_us &&
 	echo 4096 >$damon_scheme/access_pattern/sz/min &&
 	echo $ulong_max >$damon_scheme/access_pattern/sz/max &&
@@ -209,9 +216,10 @@ damon_setup() {
 # of it, the 576 MiB of (a) that are never accessed with the hot set.
 # The vaddr set divides its targets into the minimum number of regions
 # (10) itself.
+# shellcheck disable=SC2015 # "a && b || die": die if any step fails
 damon_paddr_on() {
 	block=$((0x$(cat /sys/devices/system/memory/block_size_bytes)))
-	ranges=$(ls -d /sys/devices/system/node/node$slow_nid/memory[0-9]* |
+	ranges=$(printf '%s\n' /sys/devices/system/node/node"$slow_nid"/memory[0-9]* |
 		sed 's/.*memory//' | sort -n |
 		awk -v bs=$block '{ printf "%.0f %.0f\n", $1 * bs, ($1 + 1) * bs }')
 	[ -n "$ranges" ] || die "node $slow_nid has no memory blocks"
@@ -301,7 +309,8 @@ damon_report() {
 # with or without room on the fast node; what a mechanism spends besides
 # copying is its own choice.  A single call that takes seconds is a copy
 # the emulator stalled (a 2 MiB batch copies in milliseconds on any
-# machine), and names the run as disturbed (bench.py stalled_runs()).
+# machine), and names the run as disturbed (stalled_runs() in
+# harness/kmmlib/bench/model.py).
 copy_trace_start() {
 	[ -n "$copy_trace" ] || return 0
 	echo 0 >$trace/tracing_on
@@ -381,11 +390,11 @@ reset_config() {
 	# passes put any order of changes back.
 	for pass in 1 2 3; do
 		for k in $all_knobs; do
-			eval "echo \$default_$k" >$kmm/$k 2>/dev/null
+			eval "echo \$default_$k" >"$kmm/$k" 2>/dev/null
 		done
 	done
 	for k in $all_knobs; do
-		[ "$(cat $kmm/$k)" = "$(eval "echo \$default_$k")" ] ||
+		[ "$(cat "$kmm/$k")" = "$(eval "echo \$default_$k")" ] ||
 			die "cannot put $k back to its default"
 	done
 	echo "$default_rate" >$rate
@@ -416,7 +425,7 @@ set_config() {
 		echo 1 >$kmm/scan_enabled ;;
 	kmm-all-off)
 		for k in $knobs; do
-			echo 0 >$kmm/$k
+			echo 0 >"$kmm/$k"
 		done
 		echo 1 >$kmm/scan_enabled ;;
 	kmmscand:*)
@@ -466,12 +475,12 @@ fast_free() {
 server_postmortem() {
 	echo "bench.sh: memcached ($1) post-mortem:"
 	for pass in 1 2; do
-		for task in /proc/$1/task/*; do
+		for task in /proc/"$1"/task/*; do
 			# comm, state, and utime + stime in clock ticks
 			stat=$(awk '{print $2, $3, "cpu_ticks", $14 + $15}' \
-				$task/stat 2>/dev/null) || continue
+				"$task/stat" 2>/dev/null) || continue
 			echo "bench.sh:   pass $pass: ${task##*/} $stat" \
-				"wchan $(cat $task/wchan 2>/dev/null)"
+				"wchan $(cat "$task/wchan" 2>/dev/null)"
 		done
 		grep -E '^(numa_hint_faults|pgpromote_success|pgmigrate_fail) ' \
 			/proc/vmstat | sed "s/^/bench.sh:   pass $pass: /"
@@ -535,7 +544,7 @@ run_memcached() {
 	fast_free "at the end"
 	kill $mc 2>/dev/null
 	wait $mc 2>/dev/null
-	case $config in damon-*|numab-late*) rm -f $rv.placed $rv.go ;; esac
+	case $config in damon-*|numab-late*) rm -f "$rv.placed" "$rv.go" ;; esac
 	return $mc_status
 }
 
@@ -551,13 +560,13 @@ warm_memory() {
 	mkdir -p $warm && mount -t tmpfs -o size=100% none $warm || return 0
 	for dir in /sys/devices/system/node/node[0-9]*; do
 		node=${dir##*node}
-		free_kb=$(awk '/MemFree/{print $4}' $dir/meminfo)
+		free_kb=$(awk '/MemFree/{print $4}' "$dir/meminfo")
 		# Leave what the node's kernel allocations need meanwhile.
 		mib=$((free_kb / 1024 - 160))
 		[ $mib -gt 0 ] || continue
-		numactl --membind="$node" dd if=/dev/zero of=$warm/$node \
+		numactl --membind="$node" dd if=/dev/zero of="$warm/$node" \
 			bs=1M count=$mib 2>/dev/null
-		rm -f $warm/$node
+		rm -f "$warm/$node"
 	done
 	umount $warm
 }
@@ -596,12 +605,12 @@ while read -r config workload limit args; do
 		status=$?
 		copy_trace_report ;;
 	*)
-		# shellcheck disable=SC2086 # the arguments are split on purpose
 		copy_trace_start
 		case $config in damon-*)
 			rm -f "$placed_file"
 			flags="$flags -r $placed_file"
 		esac
+		# shellcheck disable=SC2086 # the arguments are split on purpose
 		"$bin" $args $flags -f "$fast_nid" -n "$slow_nid" </dev/null &
 		bench=$!
 		case $config in damon-*)
@@ -617,6 +626,7 @@ while read -r config workload limit args; do
 	echo "E $status"
 done <"$plan"
 reset_config
-# The host takes this for the end of the plan (bench.py DONE_LINE): the
-# VM's own exit status line can be lost when it powers off.
+# The host takes this for the end of the plan (DONE_LINE in
+# harness/kmmlib/bench/guest.py): the VM's own exit status line can be lost
+# when it powers off.
 echo "bench.sh: done"

@@ -54,7 +54,7 @@ for mode in "$@"; do
 	echo "== $mode: numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
 		"kmmscand=$(cat $kmm/scan_enabled 2>/dev/null || echo absent)"
 	for c in $counters; do
-		eval "before_$c=$(vmstat_get $c)"
+		eval "before_$c=$(vmstat_get "$c")"
 	done
 	kcpu0=$(kmmscand_cpu)
 	# The subshell's "times": its children's user and system time.
@@ -66,8 +66,8 @@ for mode in "$@"; do
 		awk '{ printf "%.2f", $2 - $1 }')"
 	echo "-- /proc/vmstat changes during the run:"
 	for c in $counters; do
-		a=$(vmstat_get $c)
-		eval "b=\$before_$c"
+		a=$(vmstat_get "$c")
+		b=$(eval "echo \$before_$c")
 		[ "$a" = "-" ] && continue
 		printf "   %-28s %10d\n" "$c" $((a - b))
 	done

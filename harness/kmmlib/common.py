@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import sys
 import time
+from typing import IO, NoReturn
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS = os.path.join(REPO, "harness")
@@ -67,7 +68,7 @@ class Failure(Exception):
     """A step failed; the message says what and what to do about it."""
 
 
-def die(msg):
+def die(msg: str) -> NoReturn:
     raise Failure(msg)
 
 
@@ -87,7 +88,7 @@ def run(cmd, cwd=None, env=None, check=True, capture=False, log=None,
     full_env = dict(os.environ)
     if env:
         full_env.update(env)
-    stdout = subprocess.PIPE if capture else None
+    stdout: int | IO[str] | None = subprocess.PIPE if capture else None
     logf = None
     if log:
         ensure_dir(os.path.dirname(log))
@@ -190,8 +191,7 @@ def build_workload(name, libs=("-lnuma",)):
     if os.path.exists(out) and os.path.getmtime(out) >= newest:
         return out
     ensure_dir(WORKLOADS_BIN)
-    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out,
-         os.path.join(WORKLOADS_SRC, f"{name}.c"), *libs],
+    run(["gcc", "-O2", "-Wall", "-Wextra", "-Werror", "-o", out, src, *libs],
         log=os.path.join(LOGS, "workloads-build.log"),
         what=f"building the {name} workload")
     return out

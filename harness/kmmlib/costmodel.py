@@ -12,6 +12,7 @@ with far more memory and processes than the VM (issue 16).
 import os
 import re
 
+from .bench.guest import Run
 from .common import REPO
 
 # The work a run did, as (name, how it is counted from the run's vmstat
@@ -26,6 +27,8 @@ TERMS = (
     ("page migrated", ("kmmscand_migrated",)),
     ("mm visited", ("kmmscand_mm_scans", "kmmscand_mm_idle_skipped")),
 )
+# The counter of the pages the processes migrated for kmmscand themselves.
+OWNER_MIGRATED = "kmmscand_owner_migrated"
 PTES_PER_TABLE = 512
 REGION_MIB = 2
 
@@ -51,7 +54,7 @@ def is_kmmscand(config):
     return config.startswith("kmm")
 
 
-def run_work(run):
+def run_work(run: Run) -> tuple[float, list[float]] | None:
     """(CPU seconds, [work of each TERMS]) of a kmmscand run, or None.
 
     The counters count the work wherever it ran, so the CPU is the
@@ -59,13 +62,13 @@ def run_work(run):
     not say what its processes spent (a server workload) is left out if
     they did some of the work, as kmmscand_owner_migrated tells.
     """
-    res, vm = run.get("result"), run.get("vmstat")
-    if (not res or not vm or run.get("status") != 0
-            or not is_kmmscand(run["config"])):
+    res, vm = run.result, run.vmstat
+    if (not res or not vm or run.status != 0
+            or not is_kmmscand(run.config)):
         return None
     owner = res.get("kmmscand_owner_cpu_s")
     if owner is None:
-        if vm.get("kmmscand_owner_migrated", 0):
+        if vm.get(OWNER_MIGRATED, 0):
             return None
         owner = 0.0
     return (res["kmmscand_cpu_s"] + owner,
@@ -186,8 +189,9 @@ def projection(d, mglru=False):
     read_mib = regions * read * REGION_MIB
     visits = PROJ_MMS * regions / period_s
     rates = [visits * read * PTES_PER_TABLE, 0.0, PROJ_MMS / period_s]
-    facts = {"passes": visits * (1 - read), "period_s": period_s, "regions": regions, "smart": smart,
-             "no_slow": no_slow, "pmd": pmd, "read": read, "read_mib": read_mib,
+    facts = {"passes": visits * (1 - read), "period_s": period_s,
+             "regions": regions, "smart": smart, "no_slow": no_slow,
+             "pmd": pmd, "read": read, "read_mib": read_mib,
              # each scan takes its slot off the due queue and puts it back
              "queue_ops": 2 * PROJ_MMS / period_s}
     return rates, facts

@@ -3,7 +3,9 @@
 import os
 import re
 
-from . import bench, kernel, tree, vm
+from . import kernel, tree, vm
+from .bench.model import modeled_slowdown
+from .bench.render import fmt, print_aligned
 from .common import HARNESS, LOGS, base_line, build_workload, die, say
 
 DEMO = os.path.join(HARNESS, "guest", "demo.sh")
@@ -49,7 +51,7 @@ class Summary:
         rows = []
         for mode, d in self.modes.items():
             hot = d["hot"]
-            slow = (sum(bench.modeled_slowdown(h) for h in hot) / len(hot)
+            slow = (sum(modeled_slowdown(h) for h in hot) / len(hot)
                     if hot else None)
             rows.append((mode, secs(d.get("converged50")),
                          secs(d.get("converged90")),
@@ -57,11 +59,11 @@ class Summary:
                          f"{d.get('kmmscand_cpu', 0):.2f} s",
                          f"{d.get('app_sys', 0):.2f} s",
                          str(d.get("numa_hint_faults", 0)),
-                         bench.fmt(slow, ".2f") + "x"))
+                         fmt(slow, ".2f") + "x"))
         header = ("mode", "t50", "t90", "cold on fast", "kmmscand CPU",
                   "app system (with setup)", "hint faults",
                   "modeled slowdown")
-        bench.print_aligned(header, rows)
+        print_aligned(header, rows)
 
 
 def run(seconds):

@@ -29,10 +29,16 @@ APT_PACKAGES = {
     "git": "/usr/bin/git",
     # make check builds the admin guide's directory with Sphinx.
     "python3-sphinx": "/usr/bin/sphinx-build",
+    # make check lints the guest scripts (lint.py).
+    "shellcheck": "/usr/bin/shellcheck",
     BASE_PACKAGE: BASE_TARBALL,
 }
 
 VIRTME_NG = "virtme-ng==1.42"
+# make check's unit tests and lint of the harness (lint.py), pinned: a new
+# release's new checks must not fail a check that passed.  Debian 12 has
+# no ruff; all three come from PyPI into build/venv.
+LINT_TOOLS = {"ruff": "0.17.6", "mypy": "2.4.1", "pytest": "9.2.0"}
 # make bench's plots; installed into the venv on first use.
 MATPLOTLIB = "matplotlib==3.9.2"
 
@@ -85,11 +91,54 @@ def install_venv():
         die(f"virtme-ng installed but {vng_path()} is missing; see {log}")
 
 
+def venv_versions(names):
+    """{distribution: version} of those of names installed in the venv."""
+    python = os.path.join(VENV, "bin", "python")
+    code = ("import importlib.metadata as m, sys\n"
+            "for n in sys.argv[1:]:\n"
+            "    try:\n"
+            "        print(n, m.version(n))\n"
+            "    except m.PackageNotFoundError:\n"
+            "        pass\n")
+    res = subprocess.run([python, "-c", code, *names], capture_output=True,
+                         text=True, check=False)
+    return dict(line.split() for line in res.stdout.splitlines()
+                if len(line.split()) == 2)
+
+
+def ensure_lint_tools():
+    """LINT_TOOLS in build/venv, at their pinned versions."""
+    have = venv_versions(LINT_TOOLS)
+    want = [f"{n}=={v}" for n, v in LINT_TOOLS.items() if have.get(n) != v]
+    if not want:
+        return
+    log = os.path.join(LOGS, "deps.log")
+    say(f"installing {' '.join(want)} into {VENV}")
+    run([os.path.join(VENV, "bin", "pip"), "install", "-q", *want],
+        log=log, what=f"pip install {' '.join(want)}")
+
+
 def ensure():
     pkgs = missing_packages()
     if pkgs:
         install_apt(pkgs)
     install_venv()
+    ensure_lint_tools()
+
+
+def ensure_lint():
+    """What make lint needs, and nothing else: the venv with LINT_TOOLS,
+    and shellcheck."""
+    if not shutil.which("shellcheck"):
+        install_apt(["shellcheck"])
+    python = os.path.join(VENV, "bin", "python")
+    if not os.path.exists(python):
+        if not have_ensurepip():
+            die("no python3 venv support (apt install python3-venv)")
+        say(f"creating {VENV}")
+        run([shutil.which("python3") or "python3", "-m", "venv", VENV],
+            log=os.path.join(LOGS, "deps.log"), what="python3 -m venv")
+    ensure_lint_tools()
 
 
 # The server workload of make bench (s): memcached, which the VM sees on

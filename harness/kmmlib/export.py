@@ -139,7 +139,7 @@ def export(ref):
 
     with open(tree.SERIES, "w", encoding="utf-8") as f:
         f.write("".join(f"{n}\n" for n in series))
-    by_patch = {}
+    by_patch: dict[str, list[str]] = {}
     for path, name in claims.items():
         by_patch.setdefault(name, []).append(path)
     with open(tree.NEW_FILES, "w", encoding="utf-8") as f:

@@ -23,7 +23,10 @@ import subprocess
 import sys
 import time
 
-from . import bench, deps
+from . import deps
+from .bench import catalogue, runner
+from .bench.model import VM_LATENCIES, Latencies
+from .bench.progress import Collector
 from .common import HARNESS, OUT, REPO, build_workload, die, ensure_dir, say
 
 # KMM_HOST_OUT= writes elsewhere (a read-only checkout, or a run of host
@@ -42,7 +45,7 @@ DAMON_ADMIN = "kernel/mm/damon/admin/kdamonds"
 # memory out or to the slow node), plus the server workload.  Named in
 # WORKLOADS=, they run.
 FILLER_WORKLOADS = ("e", "i", "j", "k", "n")
-HOST_WORKLOADS = tuple(w for w in bench.FULL_WORKLOADS
+HOST_WORKLOADS = tuple(w for w in catalogue.FULL_WORKLOADS
                        if w not in FILLER_WORKLOADS) + ("s",)
 
 # Free memory a node keeps beyond a workload's footprint, MiB.
@@ -66,7 +69,7 @@ def read(path, default=None):
 
 def node_list(text):
     """Nodes of a sysfs list such as "0-1,3"."""
-    nodes = []
+    nodes: list[int] = []
     for part in (text or "").split(","):
         part = part.strip()
         if not part:
@@ -173,7 +176,7 @@ def scaled_args(w, args, k):
     """Workload w's arguments with its sizes multiplied by k."""
     if k == 1:
         return args
-    if w in bench.SERVER_WORKLOADS:
+    if w in catalogue.SERVER_WORKLOADS:
         return re.sub(r"(-[kM]) (\d+)",
                       lambda m: f"{m.group(1)} {int(m.group(2)) * k}", args)
 
@@ -193,7 +196,7 @@ def opt(args, flag, default=None):
 
 def slow_footprint_mib(w, args):
     """MiB workload w places on the slow node."""
-    if w in bench.SERVER_WORKLOADS:
+    if w in catalogue.SERVER_WORKLOADS:
         # The items' chunks: about 1.16 times the values (1184-byte chunks
         # for 1 KiB values), and memcached's own few MiB.
         return int(int(opt(args, "-k")) * int(opt(args, "-v")) * 1.16
@@ -208,7 +211,7 @@ def slow_footprint_mib(w, args):
 def tools_missing(workloads):
     need = {"numactl": "numactl", "gcc": "build-essential",
             "migratepages": "numactl"}
-    if any(w in bench.SERVER_WORKLOADS for w in workloads):
+    if any(w in catalogue.SERVER_WORKLOADS for w in workloads):
         need["memcached"] = "memcached"
     missing = [f"{tool} (apt install {pkg})" for tool, pkg in need.items()
                if not shutil.which(tool)]
@@ -239,8 +242,8 @@ def run_problems(workloads, configs, fast, slow, k):
         problems.append(f"missing: {t}")
     if fast is not None and slow is not None:
         for w in workloads:
-            need = slow_footprint_mib(w, scaled_args(w, bench.WORKLOADS[w][1],
-                                                     k))
+            need = slow_footprint_mib(w, scaled_args(
+                w, catalogue.WORKLOADS[w].args, k))
             free = node_mib(slow, "MemFree")
             if need + MARGIN_MIB > free:
                 problems.append(f"workload {w} needs {need} MiB on the slow "
@@ -256,7 +259,7 @@ def run_problems(workloads, configs, fast, slow, k):
             problems.append(f"DAMON has {nr} kdamond(s) set up here, which "
                             "the damon-* configurations would remove; stop "
                             "them or leave those configurations out")
-    if any(w in bench.SERVER_WORKLOADS for w in workloads):
+    if any(w in catalogue.SERVER_WORKLOADS for w in workloads):
         port = int(os.environ.get("KMM_MC_PORT", "21987"))
         if not port_free(port):
             problems.append(f"port {port} on 127.0.0.1 is taken (the "
@@ -309,7 +312,7 @@ def restore(saved):
         for state in glob.glob(f"{SYS}/{DAMON_ADMIN}/[0-9]*/state"):
             if read(state) == "on":
                 write(state, "off")
-    failed = {}
+    failed: dict[str, str] = {}
     for _ in range(3):
         failed = {}
         for p in order:
@@ -339,7 +342,7 @@ def write(path, value):
 # ---- the run ----
 
 def make_host_plan(workloads, configs, quick, chosen, k):
-    plan = bench.make_plan(workloads, configs, quick, chosen)
+    plan = catalogue.make_plan(workloads, configs, quick, chosen)
     if k == 1:
         return plan
     out = []
@@ -349,14 +352,17 @@ def make_host_plan(workloads, configs, quick, chosen, k):
     return out
 
 
-def node_latencies(fast, slow):
+def node_latencies(fast, slow, sys_root=SYS):
     """The fast and slow node's read latencies from the fast node's CPUs,
-    ns, from the HMAT (access0 of each node), or None."""
+    from the HMAT (access0 of each node), or None."""
     out = []
     for n in (fast, slow):
-        v = read(f"{SYS}/{NODES}/node{n}/access0/initiators/read_latency")
-        out.append(int(v) if v and v.isdigit() and int(v) > 0 else None)
-    return out if None not in out else None
+        v = read(f"{sys_root}/{NODES}/node{n}/access0/initiators/"
+                 "read_latency")
+        if not (v and v.isdigit() and int(v) > 0):
+            return None
+        out.append(int(v))
+    return Latencies(fast_ns=out[0], slow_ns=out[1])
 
 
 def print_plan(fast, slow, workloads, configs, plan, paths, saved, k):
@@ -377,7 +383,7 @@ def print_plan(fast, slow, workloads, configs, plan, paths, saved, k):
 
 def host_bench(quick=False, workloads=None, configs=None, dry_run=False):
     """make bench HOST=1; dry_run: check and print the plan only."""
-    workloads, configs, chosen = bench.choose(
+    workloads, configs, chosen = catalogue.choose(
         quick, workloads, configs,
         default_workloads=None if quick else HOST_WORKLOADS)
     k = scale()
@@ -405,17 +411,17 @@ def host_bench(quick=False, workloads=None, configs=None, dry_run=False):
             "MiB free: other processes' memory may be reclaimed or demoted")
     deps.ensure_plot_venv()
     tierbench = build_workload("tierbench", ("-lnuma", "-lm"))
-    mcbench = (bench.build_mcbench()
-               if any(w in bench.SERVER_WORKLOADS for w in workloads) else "")
+    mcbench = (runner.build_mcbench()
+               if any(w in catalogue.SERVER_WORKLOADS for w in workloads) else "")
     ensure_dir(HOST_OUT)
-    plan_path = bench.write_plan(plan, HOST_OUT)
+    plan_path = runner.write_plan(plan, HOST_OUT)
     print_plan(fast, slow, workloads, configs, plan, paths, saved, k)
-    lat = node_latencies(fast, slow)
-    if lat:
-        bench.FAST_NS, bench.SLOW_NS = lat
-    say(f"modeled latencies: {bench.FAST_NS} ns fast, {bench.SLOW_NS} ns "
-        f"slow ({'the HMAT of this host' if lat else 'no HMAT figures here: the VM figures'})")
-    col = bench.Collector(len(plan))
+    hmat = node_latencies(fast, slow)
+    lat = hmat or VM_LATENCIES
+    say(f"modeled latencies: {lat.fast_ns:g} ns fast, {lat.slow_ns:g} ns "
+        "slow (" + ("the HMAT of this host" if hmat else
+                    "no HMAT figures here: the VM figures") + ")")
+    col = Collector(len(plan), lat)
     log = os.path.join(HOST_OUT, "console.log")
     start = time.time()
     env = dict(os.environ, KMM_HOST="1", KMM_FAST_NODE=str(fast),
@@ -436,6 +442,7 @@ def host_bench(quick=False, workloads=None, configs=None, dry_run=False):
                  tierbench, plan_path, mcbench],
                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                 cwd=REPO, env=env, start_new_session=True)
+            assert proc.stdout is not None  # stdout=PIPE
             for line in proc.stdout:
                 logf.write(line)
                 col.line(line)
@@ -449,8 +456,7 @@ def host_bench(quick=False, workloads=None, configs=None, dry_run=False):
         restored = restore(saved)
     if status == 130:
         return 130
-    failed = [f"{r['workload']}/{r['config']}" for r in col.runs
-              if r["status"] != 0 or r["result"] is None]
+    failed = [r.name for r in col.runs if not r.ok]
     if status != 0 or failed or len(col.runs) != len(plan) or not col.done:
         die(f"benchmark runs failed: {' '.join(failed) or 'bench.sh'} "
             f"(status {status}, {len(col.runs)}/{len(plan)} runs); see {log}")
@@ -458,8 +464,8 @@ def host_bench(quick=False, workloads=None, configs=None, dry_run=False):
               f"{os.uname().nodename}, kernel {os.uname().release}, fast "
               f"node {fast}, slow node {slow}, sizes x{k}, "
               f"{time.time() - start:.0f} s")
-    bench.report(col.runs, quick, workloads, configs, header, HOST_OUT,
-                 emulated=False)
+    runner.report(col.runs, quick, workloads, configs, header, HOST_OUT,
+                  emulated=False, lat=lat, chosen=chosen)
     return 0 if restored else 1
 
 

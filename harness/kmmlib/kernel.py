@@ -134,6 +134,7 @@ def build(flavour="debug", targets=("bzImage",)):
         logf.write("$ " + " ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True)
+        assert proc.stdout is not None  # stdout=PIPE
         for line in proc.stdout:
             logf.write(line)
             if line.startswith("  CC "):
@@ -142,8 +143,8 @@ def build(flavour="debug", targets=("bzImage",)):
                 prog.update(f"{compiled}{of} objects compiled")
         rc = proc.wait()
     if rc != 0:
-        errors = [l for l in open(log, encoding="utf-8", errors="replace")
-                  if "error" in l.lower()][-20:]
+        with open(log, encoding="utf-8", errors="replace") as f:
+            errors = [line for line in f if "error" in line.lower()][-20:]
         die(f"the {flavour} kernel build failed (exit {rc}); see {log}\n" +
             "".join(errors))
     if compiled > expected:

@@ -7,7 +7,8 @@ accesses the fast node serves, and that share over the best as many
 fast-node pages could serve, over time), cost.png (CPU seconds spent on
 promotion per configuration and workload: kmmscand's thread and the
 application's system time), and for a server workload server-<w>.png (the
-server's memory on the fast node and the client's throughput over time).  Prints the paths written.
+server's memory on the fast node and the client's throughput over
+time).  Prints the paths written.
 """
 
 import json
@@ -19,7 +20,6 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-
 
 
 def save(fig, out_dir, name):

@@ -31,11 +31,11 @@ same figures every run.
 import math
 import random
 
-from .bench import SERVER_HOT_GETS_PCT, SERVER_HOT_PCT, SERVER_KEYS
+from .bench.catalogue import SERVER_HOT_GETS_PCT, SERVER_HOT_PCT, SERVER_KEYS
 
 PAGE = 4096
-# memcached's slab chunk for bench.py's SERVER_VALUE-byte values (header,
-# key and value rounded up to its slab class), as mcbench reports it.
+# memcached's slab chunk for SERVER_VALUE-byte values (header, key and
+# value rounded up to its slab class), as mcbench reports it.
 ITEM_CHUNK = 1184
 # Items that touch a page: a page holds PAGE / ITEM_CHUNK of them and is
 # cut through by one more.
@@ -139,7 +139,8 @@ def fmt(t):
 
 def report(scales=(1, 10)):
     cold_per_hot = (100 - SERVER_HOT_PCT) / SERVER_HOT_PCT
-    tests = [("one sighting (min_heat=1)", 1, None),
+    tests: list[tuple[str, int, float | None]] = [
+             ("one sighting (min_heat=1)", 1, None),
              ("two reads in a row (min_heat=2)", 2, None),
              ("three reads in a row (min_heat=3)", 3, None)]
     tests += [(f"two sightings within {w} s", 2, w) for w in WINDOWS_S]

@@ -33,7 +33,7 @@ import tarfile
 import tempfile
 import shutil
 
-from .common import (BASE_TARBALL, BUILD, OVERLAY_ROOTS, REPO, TREE,
+from .common import (BASE_TARBALL, OVERLAY_ROOTS, REPO, TREE,
                      base_info, die, ensure_dir, run, say)
 
 PATCHES = os.path.join(REPO, "patches")
@@ -114,7 +114,8 @@ def patch_message(path):
                line.startswith("Index: "):
                 break
             lines.append(line)
-    body = [l for l in lines if not l.startswith(("Subject:", "From:", "Date:"))]
+    body = [line for line in lines
+            if not line.startswith(("Subject:", "From:", "Date:"))]
     text = patch_subject(path) + "\n\n" + "".join(body).strip() + "\n"
     return text
 
@@ -129,7 +130,10 @@ def extract_base():
     ensure_dir(tmp)
     say(f"extracting {BASE_TARBALL} ({info['package_version']})")
     with tarfile.open(BASE_TARBALL) as tar:
-        top = tar.next().name.split("/")[0]
+        first = tar.next()
+        if first is None:
+            die(f"{BASE_TARBALL} is empty")
+        top = first.name.split("/")[0]
         run(["tar", "-xJf", BASE_TARBALL, "-C", tmp], what="extracting the base")
     os.rename(os.path.join(tmp, top), TREE)
     shutil.rmtree(tmp, ignore_errors=True)
@@ -176,7 +180,7 @@ NEW_FILES = os.path.join(PATCHES, "new-files")
 
 def new_file_claims():
     """{path: patch name} from patches/new-files ("patch: path path ...")."""
-    claims = {}
+    claims: dict[str, str] = {}
     if not os.path.exists(NEW_FILES):
         return claims
     names = set(series_patches())
@@ -240,7 +244,7 @@ def new_file_states(names, claims):
     gets the current content, and its hunks are undone for the patches
     before; the introducing patch gets what is left.
     """
-    states = {}
+    states: dict[int, dict[str, bytes]] = {}
     for rel, intro in sorted(claims.items()):
         with open(os.path.join(REPO, rel), "rb") as f:
             text = f.read()
@@ -276,8 +280,8 @@ def apply_upstream_hunks(name, skip, env):
                          cwd=TREE, env={**os.environ, **env},
                          capture_output=True, text=True, check=False)
     if res.returncode != 0:
-        files = [l.split("patch failed:")[-1].strip()
-                 for l in res.stderr.splitlines() if "patch failed" in l]
+        files = [line.split("patch failed:")[-1].strip()
+                 for line in res.stderr.splitlines() if "patch failed" in line]
         where = f" to {', '.join(files)}" if files else ""
         die(f"patch {name} does not apply{where} on "
             f"{base_info()['package_version']}:\n{res.stderr.strip()}")
