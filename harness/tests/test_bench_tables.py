@@ -142,3 +142,28 @@ def test_publish_passes_the_run(monkeypatch):
     assert seen["meta"]["runs"] == 60 and seen["meta"]["boots"] == 1
     assert set(seen["meta"]) == {"date", "commit", "command", "boots",
                                  "runs"}
+
+
+def test_a_full_run_publishes_before_the_headline(quick_log, tmp_path,
+                                                  capsys, no_plots,
+                                                  monkeypatch):
+    published = []
+    monkeypatch.setattr(runner.results, "publish",
+                        lambda md, meta: published.append((md, meta))
+                        or str(tmp_path / "bench.md"))
+    runs, _ = quick_table(quick_log)
+    md = runner.report(runs, False, ["a", "c", "f"], ["numab"], "HEADER",
+                       str(tmp_path), publish_as="make bench")
+    assert published == [(md, published[0][1])]
+    assert published[0][1]["runs"] == len(runs)
+    out = capsys.readouterr().out
+    assert out.index("published the table as") < out.index("HEADER")
+    assert "% at this host CPU's own speed" not in out   # no calibration
+
+
+def test_cost_model_summary():
+    model = {"projected_cpu_share": 0.02, "native_factors": (2.0, 20.0)}
+    assert runner.cost_model_summary(model) == (
+        "cost model: kmmscand at scale would use 2.00% of one CPU as "
+        "measured here, 0.10 to 1.00% at this host CPU's own speed "
+        "(table.md says how)")
