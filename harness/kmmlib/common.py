@@ -7,6 +7,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO, NoReturn
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,11 +73,11 @@ def die(msg: str) -> NoReturn:
     raise Failure(msg)
 
 
-def say(msg):
+def say(msg: str) -> None:
     print(f"[kmm] {msg}", flush=True)
 
 
-def ensure_dir(path):
+def ensure_dir(path: str) -> str:
     os.makedirs(path, exist_ok=True)
     return path
 
@@ -120,7 +121,7 @@ def run(cmd, cwd=None, env=None, check=True, capture=False, log=None,
     return res
 
 
-def base_info():
+def base_info() -> dict[str, str]:
     """The exact base: Makefile version and the Debian package version."""
     info = {"package": BASE_PACKAGE, "package_version": "unknown"}
     res = subprocess.run(["dpkg-query", "-W", "-f=${Version}", BASE_PACKAGE],
@@ -141,7 +142,7 @@ def base_info():
     return info
 
 
-def base_line():
+def base_line() -> str:
     i = base_info()
     return (f"base: Linux {i.get('kernel', '?')} from {i['package']} "
             f"{i['package_version']}")
@@ -178,7 +179,7 @@ WORKLOADS_SRC = os.path.join(HARNESS, "workloads")
 WORKLOADS_BIN = os.path.join(BUILD, "workloads")
 
 
-def build_workload(name, libs=("-lnuma",)):
+def build_workload(name: str, libs: Sequence[str] = ("-lnuma",)) -> str:
     """Compile harness/workloads/NAME.c into build/workloads/NAME, unless
     the binary there is newer than the source (a read-only checkout, such
     as the host's seen from the VM, uses it as it is)."""
