@@ -1,4 +1,5 @@
-"""make check: static checks, then KUnit and kselftests in the two-tier VM.
+"""make check: the harness's own tests and lint, static checks of the
+series, then KUnit and kselftests in the two-tier VM.
 
 Every check adds results to a Tally; the last line printed is the summary
 "N passed, N failed, N skipped". A kernel splat anywhere in the guest's log
@@ -13,7 +14,7 @@ import subprocess
 import sys
 import time
 
-from . import kernel, tree, vm
+from . import kernel, lint, tree, vm
 from .common import (HARNESS, LOGS, OUT, REPO, TREE, base_line,
                      build_workload, ensure_dir, run, say)
 
@@ -132,13 +133,15 @@ def check_static(t, tip):
 def added_lines(tip):
     """{path: set(line numbers)} of lines the series adds or changes."""
     diff = tree.git("diff", "-U0", "kmm-base", tip)
-    added = {}
+    added: dict[str, set[int]] = {}
     path = None
     for line in diff.splitlines():
         if line.startswith("+++ "):
             path = line[6:] if line.startswith("+++ b/") else None
         elif line.startswith("@@") and path:
             m = re.search(r"\+(\d+)(?:,(\d+))?", line)
+            if not m:
+                continue
             start, count = int(m.group(1)), int(m.group(2) or 1)
             added.setdefault(path, set()).update(range(start, start + count))
     return added
@@ -308,7 +311,7 @@ def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
             t.add(f"{prefix}{name}", "fail" if rc != "4" else "skip",
                   f"no TAP results, exit {rc}")
         if any(o == "fail" for _, o, _ in cases):
-            print("\n".join("      " + l for l in text.splitlines()[-40:]))
+            print("\n".join("      " + ln for ln in text.splitlines()[-40:]))
 
 
 def kunit_cases(group, prefix=""):
@@ -436,8 +439,21 @@ class Progress:
             self.last = time.time()
 
 
+def check_harness(t):
+    """The harness's own unit tests and lint, before anything is built:
+    a harness that cannot parse a run fails here, not after the run."""
+    say("the harness: unit tests (pytest), lint (ruff, mypy, shellcheck)")
+    for name, result in (("harness unit tests", lint.unit),
+                         ("harness lint", lint.lint)):
+        ok, summary = result()
+        t.add(name, "pass" if ok else "fail", summary)
+        if ok:
+            say(summary)
+
+
 def check(skip_static=False):
     t = Tally()
+    check_harness(t)
     tip = tree.refresh()
     say(base_line())
     image = kernel.build("debug")

@@ -213,9 +213,10 @@ can own a bit of.  Then kmmscand itself, its hooks and its use of the rate
 limit; the scan-cost optimisations, one patch each with its knob, counter
 and measurements (a skip history per region, the Accessed bit of
 non-leaf PMD entries, the mm usage hint to pass over idle mms); one
-migrate_pages() call and one TLB flush per batch; a full top tier (back-off, kswapd's headroom
-where kmmscand found no room, a heat threshold per node, min_heat);
-memory policies and the owner of an mm; scale (mms queued by due time, a
+migrate_pages() call and one TLB flush per batch; a full top tier
+(back-off, kswapd's headroom where kmmscand found no room, a heat
+threshold per node, min_heat); memory policies and the owner of an mm;
+scale (mms queued by due time, a
 work budget per pass, mms with nothing to scan passed over, busy
 processes copying and scanning their own memory); control and
 visibility (/proc/<pid>/kmmscand, prctl, memory.kmmscand, memory.stat);
@@ -354,7 +355,7 @@ def step_make(args, log, what, lock=True):
                                     stderr=subprocess.STDOUT, text=True)
             prog = Progress(what)
             compiled = 0
-            for line in proc.stdout:
+            for line in proc.stdout or ():
                 logf.write(line)
                 if line.startswith("  CC "):
                     compiled += 1
@@ -369,7 +370,8 @@ def step_make(args, log, what, lock=True):
 def build_errors(log):
     with open(log, encoding="utf-8", errors="replace") as f:
         lines = f.readlines()
-    hits = [l for l in lines if re.search(r"error|undefined reference", l, re.I)]
+    hits = [ln for ln in lines
+            if re.search(r"error|undefined reference", ln, re.I)]
     return "".join(hits[-15:] or lines[-15:])
 
 
@@ -411,7 +413,7 @@ def touches_kernel_build(commit):
 def parse_only(only, count):
     """--only N-M,K,...: the 0-based indices of the patches (numbered from
     1) to build after."""
-    wanted = set()
+    wanted: set[int] = set()
     for part in (only or "").split(","):
         m = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
         if not m:

@@ -12,8 +12,7 @@ import shlex
 import subprocess
 import time
 
-from .common import (BUILD, LOGS, OUT, REPO, Progress, die, ensure_dir,
-                     heavy_job, say)
+from .common import LOGS, OUT, REPO, die, ensure_dir, heavy_job, say
 from .deps import vng_path
 
 NODE_MEM = "2G"
@@ -133,7 +132,6 @@ def kernel_cmdline(cmd, env=None):
             return args[args.index("-append") + 1]
     die("vng --dry-run printed no -append; cannot check the kernel command "
         f"line's length:\n{res.stdout}{res.stderr}")
-    return ""
 
 
 def check_cmdline(cmd, env=None):
@@ -205,7 +203,9 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
                                 start_new_session=True)
         deadline = start + timeout
         sel = selectors.DefaultSelector()
-        sel.register(proc.stdout, selectors.EVENT_READ)
+        stdout = proc.stdout
+        assert stdout is not None  # stdout=PIPE
+        sel.register(stdout, selectors.EVENT_READ)
         while True:
             left = deadline - time.time()
             if left <= 0:
@@ -219,7 +219,7 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
                 if callable(getattr(echo, "tick", None)):
                     echo.tick()
                 continue
-            line = proc.stdout.readline()
+            line = stdout.readline()
             if not line:
                 break
             lines.append(line)

@@ -70,7 +70,7 @@ def test_tally_prints_passes_once_as_counts(capsys):
     assert "FAIL kselftest kmmscand: many_processes_promoted" in added
     report = t.report().splitlines()
     assert report[-1] == "5 passed, 1 failed, 1 skipped"
-    assert any(l.split() == ["checkpatch", "2", "passed"] for l in report)
-    assert any(l.split()[:2] == ["kselftest", "kmmscand"] and
-               l.endswith("1 passed, 1 failed, 1 skipped") for l in report)
+    assert any(ln.split() == ["checkpatch", "2", "passed"] for ln in report)
+    assert any(ln.split()[:2] == ["kselftest", "kmmscand"] and
+               ln.endswith("1 passed, 1 failed, 1 skipped") for ln in report)
     assert "  kselftest kmmscand: many_processes_promoted" in report
