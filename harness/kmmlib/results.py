@@ -39,18 +39,18 @@ KERNEL_PATHS = ("patches", os.path.join("harness", "config"), *OVERLAY_ROOTS)
 TITLES = {"bench": "Benchmark results"}
 
 
-def path(name="bench"):
+def path(name: str = "bench") -> str:
     """results/<name>.md."""
     return os.path.join(RESULTS, f"{name}.md")
 
 
-def _git(*args):
+def _git(*args: str) -> str | None:
     res = subprocess.run(["git", "-C", REPO, *args], capture_output=True,
                          text=True, check=False)
     return res.stdout.strip() if res.returncode == 0 else None
 
 
-def current_commit():
+def current_commit() -> str:
     """HEAD's short hash, saying so if the kernel's files have uncommitted
     changes (the run then measured something no commit holds); "unknown"
     outside a git checkout."""
@@ -62,7 +62,8 @@ def current_commit():
         if dirty else head
 
 
-def publish(table_md, meta, name="bench"):
+def publish(table_md: str, meta: dict[str, object] | None,
+            name: str = "bench") -> str:
     """Write results/<name>.md: a header from @meta, then @table_md.
 
     @table_md: the table as `make bench` rendered it into
@@ -112,7 +113,7 @@ def publish(table_md, meta, name="bench"):
     return out
 
 
-def _split(name):
+def _split(name: str) -> tuple[str, str] | None:
     """(header text, table text) of results/<name>.md, or None."""
     try:
         with open(path(name), encoding="utf-8") as f:
@@ -125,20 +126,20 @@ def _split(name):
     return head, table.strip()
 
 
-def read(name="bench"):
+def read(name: str = "bench") -> str:
     """The table of results/<name>.md (the part after the header), or ""
     if there is no such file or it has no table."""
     parts = _split(name)
     return parts[1] + "\n" if parts and parts[1] else ""
 
 
-def read_meta(name="bench"):
+def read_meta(name: str = "bench") -> dict[str, str]:
     """The header of results/<name>.md as a dict of str ({} without one);
     the command without its backquotes."""
     parts = _split(name)
     if not parts:
         return {}
-    meta = {}
+    meta: dict[str, str] = {}
     for line in parts[0].splitlines():
         m = re.match(r"^- (\w+): (.*)$", line)
         if m:
