@@ -49,7 +49,7 @@ tree:
 	$(KMM) tree $(if $(FORCE),--force)
 
 ## export   REF=branch: patches/ and the new files from a reshaped branch
-##          of build/linux (the inverse of make tree; see README.md)
+##          of build/linux (the inverse of make tree; see docs/development.md)
 export:
 	@test -n "$(REF)" || { echo "usage: make export REF=branch"; exit 2; }
 	$(KMM) export $(REF)
@@ -68,7 +68,7 @@ vm:
 
 ## series   out/series/: the series as mail (git format-patch, cover letter
 ##          with the benchmark table of out/bench/table.md, or else the
-##          last full run's, as README.md records it)
+##          last full run's, results/bench.md)
 series:
 	$(KMM) series
 

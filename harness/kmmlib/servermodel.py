@@ -23,7 +23,7 @@ it was read at least once since the last read.  Tests:
 
 What the model leaves out (the reason its times come out shorter than
 the runs'): the first scan's delay, priming, the walk of 600 MiB, and
-the copies.  The README ("A hot set with an edge") sets its shares of
+the copies.  docs/2026-11-27-server-hot-set-edge.md sets its shares of
 cold pages beside the measured ones.  Monte Carlo with a fixed seed: the
 same figures every run.
 """
@@ -46,8 +46,9 @@ ITEMS_PER_PAGE = PAGE / ITEM_CHUNK + 1
 # alike.
 CHAIN_ITEMS_PER_GET = 0.25
 
-# gets/s of the measured (v) kmmscand run (README, "A hot set with an
-# edge"): the rate the model's pages are read at.
+# gets/s of the measured (v) kmmscand run
+# (docs/2026-11-27-server-hot-set-edge.md): the rate the model's pages
+# are read at.
 MEASURED_GETS_S = 9151
 RUN_S = 25.0
 DEADLINE_S = 20.0   # NUMA balancing's t90 on (v), the pace to match
