@@ -3230,6 +3230,13 @@ static bool kmmscand_scan_huge_pmd(pmd_t *pmd, unsigned long addr,
 	/* NUMA hinting entries belong to NUMA balancing */
 	if (pmd_protnone(pmde) || is_huge_zero_pmd(pmde))
 		goto unlock;
+	/*
+	 * A walk that starts inside the THP, where the one before stopped,
+	 * passes over it: a THP is tested once per visit, by the walk that
+	 * covers its head, at its PMD-aligned address.
+	 */
+	if (addr & ~HPAGE_PMD_MASK)
+		goto unlock;
 	folio = pmd_folio(pmde);
 	if (kmmscand_folio_wanted(ctl, folio)) {
 		ctl->ms->region.slow = true;

@@ -17,6 +17,9 @@
  *                           keeps its value, and takes good ones
  * disabled_stops_promotion: scan_enabled=0 stops promotion, 1 resumes it
  * thp_promoted_whole:       a THP hot set is promoted as THPs
+ * thp_scan_resumes_mid_pmd: THPs read by scans and steps that end inside
+ *                           them are promoted as THPs, and each is read
+ *                           once per scan
  * contents_intact:          page contents survive promotion, including
  *                           writes made while pages move
  * first_scan_after_delay:   a new process is first scanned scan_delay_ms
@@ -146,6 +149,17 @@
 #define COLD_SIZE		(32 * MIB)
 /* THPs in the THP hot set: several, to see each promoted whole. */
 #define THP_COUNT		4
+
+/*
+ * thp_scan_resumes_mid_pmd: a THP hot set of MID_PMD_SIZE, read by scans
+ * of MID_PMD_SCAN_MB and steps of MID_PMD_PAGES, neither a multiple of the
+ * PMD size, so that walks end inside THPs and the next ones start there.
+ * MID_PMD_SCANS scans at least are watched for the PTEs they read.
+ */
+#define MID_PMD_SIZE		(256 * MIB)
+#define MID_PMD_SCAN_MB		63
+#define MID_PMD_PAGES		700
+#define MID_PMD_SCANS		8
 
 /*
  * How long a promotion may take. The fast knobs below rescan an mm every
@@ -1357,6 +1371,22 @@ static int proc_figures_read(struct proc_figures *f)
 	return proc_figures_read_pid(0, f);
 }
 
+/*
+ * Whether the kernel has no /proc/<pid>/kmmscand, for the test to skip;
+ * fail if the environment says it has it (REQUIRE_PROC_ENV=1).
+ */
+static bool proc_file_missing(struct __test_metadata *_metadata)
+{
+	const char *env = getenv(REQUIRE_PROC_ENV);
+
+	if (!access(PROC_KMMSCAND, R_OK))
+		return false;
+	ASSERT_FALSE(env && !strcmp(env, "1")) {
+		TH_LOG("no %s, and %s=1", PROC_KMMSCAND, REQUIRE_PROC_ENV);
+	}
+	return true;
+}
+
 struct child {
 	pid_t pid;
 	double kill_at;		/* 0: let it exit by itself */
@@ -1571,6 +1601,117 @@ TEST_F_TIMEOUT(kmmscand, thp_promoted_whole, PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_GE(thp_after - thp_before, THP_COUNT);
 	EXPECT_TRUE(promotions_counted(_metadata, before.v[PGPROMOTE_SUCCESS],
 				       tier_nr_pages(&hot)));
+}
+
+/*
+ * Pin the scan size of every mm to @mb, lowering the floor first, then the
+ * initial size, then the ceiling.
+ */
+static int pin_scan_size(long mb)
+{
+	int ret;
+
+	ret = knob_write_long(SCAN_SIZE_MIN_MB, mb);
+	if (!ret)
+		ret = knob_write_long(SCAN_SIZE_MB, mb);
+	if (!ret)
+		ret = knob_write_long(SCAN_SIZE_MAX_MB, mb);
+	return ret;
+}
+
+/* Condition for tier_wait(): @scans more scans of the caller's mm */
+struct proc_scans_cond {
+	struct proc_figures before;
+	struct proc_figures now;
+	unsigned long long scans;
+};
+
+static bool proc_scans_done(void *arg)
+{
+	struct proc_scans_cond *cond = arg;
+
+	if (proc_figures_read(&cond->now))
+		return false;
+	return cond->now.scans - cond->before.scans >= cond->scans;
+}
+
+/*
+ * A walk that ends inside a THP, at the end of a scan or of a step, is
+ * followed by one that starts inside it: the THP is tested by the walk
+ * that covered its head, and only by it.  Where the next walk tested it
+ * again, a DEBUG_VM kernel hit the VM_BUG_ON of pmdp_clear_flush_young()
+ * for the unaligned address, and any kernel read the THP twice.
+ */
+TEST_F_TIMEOUT(kmmscand, thp_scan_resumes_mid_pmd, PROMOTE_TEST_TIMEOUT_S)
+{
+	size_t psz = sysconf(_SC_PAGESIZE), pmd;
+	unsigned long thp_before, thp_after;
+	unsigned long long pte_read, max_read;
+	struct proc_scans_cond cond;
+	struct tier_region hot;
+	unsigned int pmd_order;
+	char compact[128];
+	int nr_thp;
+	long free;
+	bool done;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (!thp_available())
+		SKIP(return, "THP unavailable");
+	if (proc_file_missing(_metadata))
+		SKIP(return, "no %s: kernel without it", PROC_KMMSCAND);
+	pmd = read_pmd_pagesize();
+	pmd_order = ffsl(pmd / psz) - 1;
+	nr_thp = MID_PMD_SIZE / pmd;
+	/* Room for the THPs on each node; see thp_promoted_whole */
+	snprintf(compact, sizeof(compact), COMPACT_NODE, self->slow);
+	tier_write_str(compact, "1");
+	snprintf(compact, sizeof(compact), COMPACT_NODE, self->top);
+	tier_write_str(compact, "1");
+	free = free_blocks(self->top, pmd_order);
+	TH_LOG("%ld free THP-sized blocks on node %d", free, self->top);
+	if (free >= 0 && free < nr_thp)
+		SKIP(return, "no room for %d THPs on node %d", nr_thp,
+		     self->top);
+	ASSERT_EQ(0, daemon_pause());
+	ASSERT_EQ(0, pin_scan_size(MID_PMD_SCAN_MB));
+	ASSERT_EQ(0, knob_write_long(PAGES_TO_SCAN, MID_PMD_PAGES));
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, MID_PMD_SIZE, self->slow, true));
+	if (!check_huge_anon(hot.addr, nr_thp, pmd))
+		SKIP(return, "not all %d THPs on node %d", nr_thp, self->slow);
+	ASSERT_TRUE(all_on_node(&hot, self->slow));
+	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_before));
+	ASSERT_EQ(0, proc_figures_read(&cond.before));
+	ASSERT_EQ(0, daemon_resume(&hot, 1));
+
+	done = wait_promoted(_metadata, &hot, self->top, PROMOTE_PERCENT,
+			     &hot, 1);
+	cond.scans = MID_PMD_SCANS;
+	EXPECT_TRUE(tier_wait(&hot, 1, proc_scans_done, &cond,
+			      SETTLE_TIMEOUT_MS));
+	ASSERT_EQ(0, tier_vmstat("thp_migration_success", &thp_after));
+	TH_LOG("thp_migration_success +%lu of %d THPs", thp_after - thp_before,
+	       nr_thp);
+	/*
+	 * A scan walks MID_PMD_SCAN_MB of address space and reads each entry
+	 * in it once; a THP that a walk ends in is read whole, and the next
+	 * walk reads none of it.  The whole scans of the window and the part
+	 * of one at each end walk at most one scan more than were counted,
+	 * and read at most that and the rest of the last THP.
+	 */
+	pte_read = cond.now.pte_scanned - cond.before.pte_scanned;
+	max_read = (cond.now.scans - cond.before.scans + 1) *
+		   (MID_PMD_SCAN_MB * MIB / psz) + pmd / psz - 1;
+	TH_LOG("%llu scans read %llu PTEs, at most %llu",
+	       cond.now.scans - cond.before.scans, pte_read, max_read);
+	EXPECT_LE(pte_read, max_read);
+
+	ASSERT_TRUE(done);
+	EXPECT_TRUE(check_huge_anon(hot.addr, nr_thp, pmd)) {
+		TH_LOG("the hot set is no longer mapped by THPs");
+	}
+	EXPECT_GE(thp_after - thp_before,
+		  (unsigned long)nr_thp * PROMOTE_PERCENT / 100);
 }
 
 /*
@@ -2201,22 +2342,6 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 	else
 		expect_rejected(_metadata, PMD_YOUNG, "1",
 				"1 (the CPU does not set the bit)");
-}
-
-/*
- * Pin the scan size of every mm to @mb, lowering the floor first, then the
- * initial size, then the ceiling.
- */
-static int pin_scan_size(long mb)
-{
-	int ret;
-
-	ret = knob_write_long(SCAN_SIZE_MIN_MB, mb);
-	if (!ret)
-		ret = knob_write_long(SCAN_SIZE_MB, mb);
-	if (!ret)
-		ret = knob_write_long(SCAN_SIZE_MAX_MB, mb);
-	return ret;
 }
 
 /*
@@ -3285,22 +3410,6 @@ TEST_F_TIMEOUT(kmmscand, idle_mm_beside_hot, IDLE_TEST_TIMEOUT_S)
 	ASSERT_TRUE(ended) {
 		TH_LOG("the large mm was not read in full: no order shown");
 	}
-}
-
-/*
- * Whether the kernel has no /proc/<pid>/kmmscand, for the test to skip;
- * fail if the environment says it has it (REQUIRE_PROC_ENV=1).
- */
-static bool proc_file_missing(struct __test_metadata *_metadata)
-{
-	const char *env = getenv(REQUIRE_PROC_ENV);
-
-	if (!access(PROC_KMMSCAND, R_OK))
-		return false;
-	ASSERT_FALSE(env && !strcmp(env, "1")) {
-		TH_LOG("no %s, and %s=1", PROC_KMMSCAND, REQUIRE_PROC_ENV);
-	}
-	return true;
 }
 
 /* Condition for tier_wait(): the file counts @pages promoted since @before */
