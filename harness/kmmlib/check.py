@@ -376,7 +376,9 @@ class Progress:
     HEARTBEAT = 60
 
     def __init__(self, budgets=None):
+        # Reset by the guest's first line: the boot may wait for the lock.
         self.started = time.time()
+        self.heard = False
         self.budgets = budgets or {}
         self.prog = None
         self.prog_start = self.last = self.started
@@ -411,6 +413,9 @@ class Progress:
 
     def __call__(self, line):
         line = line.rstrip("\n")
+        if not self.heard:
+            self.heard = True
+            self.started = time.time()
         if line.startswith("KMM-TEST-START "):
             self.prog = line.split()[1]
             self.prog_start = time.time()
