@@ -40,10 +40,11 @@
  * the region is a promotion candidate.  The same history lets scans pass
  * over regions that stay cold.
  *
- * Candidates are pinned with a reference and queued in a bounded batch,
- * which a migration stage of the same scan step drains while the mmap_lock of
- * the mm is still held for read: see kmmscand_promote_batch() for why this
- * is a batch stage rather than a second thread.  The target is the
+ * Candidates are pinned with a reference and queued in a bounded batch.
+ * When it fills up, and at the end of a scan step, the thread isolates it
+ * under the mmap_lock, gives the lock up, migrates the batch with one call
+ * and takes the walk up again where it stopped (see
+ * kmmscand_isolate_batch()).  The target is the
  * target_node knob if it is set, otherwise the top-tier node nearest to
  * where the owner of the mm last ran that has free pages above its high
  * watermark, within the owner's cpuset.  Room is checked for the batch as
@@ -74,30 +75,20 @@
  *   where the owner may allocate and which memory policy it runs under.
  * - mmap_lock of the scanned mm, for read, with trylock only.  It is held
  *   across the walk and the isolation of the batch, which keeps the VMAs
- *   recorded with the candidates valid, and across its migration when the
- *   thread migrates it itself; a batch handed to a thread of the mm is
- *   migrated with no lock held (see "kmmscand migration by the owner").
- *   The walk gives up the lock, and drops its batch, as soon as a writer
- *   waits.
+ *   recorded with the candidates valid, and is given up before the batch
+ *   is migrated.  The walk gives up the lock, and drops its batch, as soon
+ *   as a writer waits.
  * - The page table lock of the PMD or PTE table being walked, for the
  *   Accessed bit test and for pinning the folio.  It is never held across
  *   migration, which takes the LRU and folio locks itself.
  * - kmmscand_mm_lock (a spinlock) protects the slot hash, the queue of
- *   slots by due time and which slots a scan step holds.  It is taken
- *   with no other kmmscand lock held; nothing sleeps under it.  Under it,
- *   the thread takes the pi_lock of a task given a batch
- *   (task_work_cancel()) when it stops.
- *   A held slot, out of the queue, belongs to the scan step that holds
- *   it, in the thread or in a thread of the mm: __kmmscand_exit() leaves
- *   it alone and the holder frees it once its mm has no users.  Of the
- *   fields of a slot, the lock covers the hash and queue linkage and,
- *   while the slot is queued, its due time, and the figures that threads
- *   of the mm add to (&struct kmmscand_mm_stats); the holder alone uses
- *   the others.
- * - kmmscand_node_lock (a spinlock) serialises the updates of the state
- *   of each target node (&struct kmmscand_node) by scan steps that run
- *   at once.  It is taken with no other kmmscand lock held; nothing
- *   sleeps under it.
+ *   slots by due time and the slot the thread holds.
+ *   The thread takes it with no other lock held; nothing sleeps under it.
+ *   The slot the thread holds, out of the queue, belongs to the thread:
+ *   __kmmscand_exit() leaves it alone and the thread frees it once its mm
+ *   has no users.  Of the fields of a slot, the lock covers the hash and
+ *   queue linkage and, while the slot is queued, its due time; the others
+ *   are only used by the thread.
  *
  * Every access to the address space of an mm happens between a successful
  * mmget_not_zero() and the matching mmput_async(), so an exiting mm is
@@ -146,9 +137,7 @@
  * the history costs 2 KiB per GiB of address space that holds scanned
  * memory (a 1024th of the PTE tables that map it), plus one 576-byte
  * xarray node per 64 chunks.  It belongs to the mm's slot and is freed
- * with it.  Only the scan step that holds the slot reads or writes it, in
- * the kmmscand thread or in a thread of the mm (see "kmmscand scanning by
- * the owner").
+ * with it.  Only the kmmscand thread reads or writes it.
  *
  * The history is charged to the memory cgroup of the mm.  A scan that
  * finds nothing mapped any more across whole regions forgets them, and
@@ -210,7 +199,7 @@
  * 96 KiB per GiB of address space that held slow-tier memory.  It belongs
  * to the mm's slot and is freed with it, or with the history of its region
  * when that is forgotten, and is charged to the mm's memory cgroup; only
- * the scan step that holds the slot reads or writes it.
+ * the kmmscand thread reads or writes it.
  */
 
 /**
@@ -512,61 +501,13 @@
 #define KMMSCAND_BATCH_MAX		512
 
 /*
- * KMMSCAND_BATCH_PAGES: when the kmmscand thread migrates a batch itself,
- * it does so with the mmap_lock of the mm held for read; 16 MiB of copying
- * is a few milliseconds, which bounds how long a writer that arrives
- * meanwhile may wait, and how long a thread of the mm that migrates it
- * instead spends on its way back to user space.  A single folio larger
- * than this is still accepted into an empty batch.
+ * KMMSCAND_BATCH_PAGES: the most a batch isolates before it is migrated:
+ * 16 MiB of copying is a few milliseconds, which bounds how long the
+ * folios are off the LRU, out of reach of reclaim, compaction and memory
+ * offlining.  A single folio larger than this is still accepted into an
+ * empty batch.
  */
 #define KMMSCAND_BATCH_PAGES		(SZ_16M >> PAGE_SHIFT)
-
-/*
- * Migration by a thread of the mm, see kmmscand_hand_off().
- *
- * KMMSCAND_HANDOFF_WAIT_MS: how long a batch handed to a thread that was
- * running or runnable may wait for it to return to user space before the
- * kmmscand thread migrates it itself.  A running thread is interrupted at
- * once; a runnable one waits its turn, a few scheduler slices per runnable
- * task of its CPU: some hundreds of milliseconds with a hundred of them.
- * Past a second the thread most likely went to sleep in the kernel.
- *
- * KMMSCAND_RUNNER_THREADS: the threads of a process looked at for one that
- * runs, which bounds the walk in a process of thousands of threads; past
- * that many the scanning thread migrates itself.
- */
-#define KMMSCAND_HANDOFF_WAIT_MS	1000
-#define KMMSCAND_RUNNER_THREADS		64
-
-/*
- * KMMSCAND_HANDOFF_RUNNABLE_MS: how long a scan step handed to a thread
- * that still waits for a CPU, and so has not gone to sleep, is left to it
- * (see kmmscand_take_due()).  Every runnable task gets a CPU within a few
- * scheduler periods: at the default 3 ms slice, a thousand busy tasks on a
- * CPU take 3 s to all have one turn.  A thread that keeps running in the
- * kernel past that (a long system call) has the step taken back.
- */
-#define KMMSCAND_HANDOFF_RUNNABLE_MS	4000
-
-/*
- * KMMSCAND_CROWDED_TASKS: the runnable tasks per online CPU above which the
- * thread hands the scan steps of busy processes to them (see "kmmscand
- * scanning by the owner"): with more, its share of a CPU is below a fifth,
- * and falls as 1/N.  Below, it gets enough of a CPU to walk the mms at the
- * pace of its budget, and walking costs the processes nothing; the copying
- * is handed over as soon as it shares its CPU at all.
- */
-#define KMMSCAND_CROWDED_TASKS		4
-
-/*
- * KMMSCAND_INFLIGHT_PAGES: the most that batches handed to processes may
- * keep isolated at a time, all targets together, so that memory taken off
- * the LRU of the slow nodes for promotion stays small next to them and
- * well below what makes reclaim throttle on isolated pages; per target
- * node.  Eight full batches, or a batch of small folios (2 MiB) for each
- * of 64 processes.
- */
-#define KMMSCAND_INFLIGHT_PAGES		(8 * KMMSCAND_BATCH_PAGES)
 
 /*
  * KMMSCAND_SLOTS_HASH_BITS: 1024 buckets keep the lookup in exit short with
@@ -641,6 +582,19 @@
  * cost of one or two scan periods before anything moves, sets it higher.
  */
 #define KMMSCAND_MIN_HEAT		1
+
+/*
+ * KMMSCAND_NICE: the default nice level of the thread.  The thread does
+ * the finding and the copying for every process it serves, so at nice 0
+ * its share of a crowded CPU is that of one of them: with N busy tasks on
+ * it, 1/(N + 1) of its time, and promotion falls as 1/N.  At -20 it
+ * weighs as 86 nice-0 tasks (sched_prio_to_weight[]): a quarter of a CPU
+ * shared with 256 busy tasks.  What it spends
+ * is bounded by its own budget (pages_to_scan per pass, the scan periods
+ * and sizes, the promotion rate limit); the nice level decides only how
+ * soon it gets to spend it when every CPU is busy.
+ */
+#define KMMSCAND_NICE			(-20)
 
 /*
  * Smart scan, see "kmmscand region history".
@@ -785,14 +739,8 @@ struct kmmscand_scan_state {
  * @promoted: base pages the kmmscand thread migrated
  * @failed: base pages the kmmscand thread failed to migrate
  * @cpu_ns: CPU time of the kmmscand thread on the mm
- * @owner_promoted: base pages threads of the process migrated
- * @owner_failed: base pages threads of the process failed to migrate
- * @owner_cpu_ns: CPU time threads of the process spent scanning and
- *	migrating
- * @owner_scans: scan steps threads of the process ran
  *
- * A scan step updates the first six and @owner_scans while it holds the
- * slot; threads of the process update the others under kmmscand_mm_lock.
+ * The thread updates them while it holds the slot.
  */
 struct kmmscand_mm_stats {
 	u64 scans;
@@ -801,10 +749,6 @@ struct kmmscand_mm_stats {
 	u64 promoted;
 	u64 failed;
 	u64 cpu_ns;
-	u64 owner_promoted;
-	u64 owner_failed;
-	u64 owner_cpu_ns;
-	u64 owner_scans;
 };
 
 /**
@@ -878,19 +822,8 @@ struct kmmscand_region {
 /**
  * struct kmmscand_mm_slot - kmmscand's view of one mm
  * @slot: hash linkage and the mm (which the slot mmgrab()s)
- * @due: node in the queue of slots by @next_scan, while no scan step
- *	holds the slot (see "kmmscand scheduling")
- * @held: a scan step holds the slot: the thread's, or one that a thread of
- *	the mm runs; the slot is not queued meanwhile, and the holder frees
- *	it if the mm exits
- * @scan_to: a thread of the mm asked to run the scan step that is due,
- *	with a reference; the slot stays queued meanwhile, due when the
- *	kmmscand thread takes the step back (see "kmmscand scanning by the
- *	owner")
- * @scan_work: with @scan_to, queued on that thread
- * @scan_pages: with @scan_to, the pages of address space the step may walk
- * @scan_at: with @scan_to, jiffies when that thread was asked
- * @scan_back: the kmmscand thread took the last step it asked for back
+ * @due: node in the queue of slots by @next_scan, while the thread does
+ *	not hold the slot (see "kmmscand scheduling")
  * @address: where the scan in progress, or the next one, resumes
  * @next_scan: jiffies at which the next scan may start
  * @scan_left: bytes of address space the scan in progress may still cover;
@@ -920,22 +853,11 @@ struct kmmscand_region {
  *	region index divided by KMMSCAND_HIST_CHUNK_REGIONS
  * @heat: the &struct kmmscand_heat of the regions of the mm that hold
  *	slow-tier memory, indexed by region index
- * @handed: candidates handed to a thread of the mm, not known to be taken
- * @handed_to: with @handed, that thread, with a reference
- * @handed_at: with @handed, jiffies when they were handed to it
- * @scan_due: with @handed, when the next scan is due; @next_scan is then no
- *	later than when they must have been taken
  * @stats: what kmmscand did for the mm
  */
 struct kmmscand_mm_slot {
 	struct mm_slot slot;
 	struct rb_node due;
-	bool held;
-	struct task_struct *scan_to;
-	struct callback_head scan_work;
-	unsigned long scan_pages;
-	unsigned long scan_at;
-	bool scan_back;
 	unsigned long address;
 	unsigned long next_scan;
 	unsigned long scan_left;
@@ -956,10 +878,6 @@ struct kmmscand_mm_slot {
 	struct kmmscand_region region;
 	struct xarray history;
 	struct xarray heat;
-	struct kmmscand_moves *handed;
-	struct task_struct *handed_to;
-	unsigned long handed_at;
-	unsigned long scan_due;
 	struct kmmscand_mm_stats stats;
 };
 
@@ -986,26 +904,6 @@ struct kmmscand_candidate {
 	unsigned int accessed;
 	bool isolated;
 	bool failed;
-};
-
-/**
- * struct kmmscand_moves - isolated candidates a thread of their mm migrates
- * @work: queued on that thread, see kmmscand_hand_off()
- * @folios: the isolated folios, linked through their lru field
- * @mm: their mm, for the tracepoint only: it may be gone when they move
- * @target: the node to migrate them to
- * @nr_pages: their base pages, counted in the target's &kmmscand_node.inflight
- * @nr: the number of entries
- * @entry: the candidates, sorted by folio; the isolations hold them
- */
-struct kmmscand_moves {
-	struct callback_head work;
-	struct list_head folios;
-	struct mm_struct *mm;
-	int target;
-	unsigned long nr_pages;
-	unsigned int nr;
-	struct kmmscand_candidate entry[] __counted_by(nr);
 };
 
 /**
@@ -1059,9 +957,11 @@ struct kmmscand_batch {
  * @allowed: the nodes the owner may allocate from
  * @slow: memory nodes that are not top tier
  * @has_room: scratch for kmmscand_choose_target()
- * @by_owner: a thread of the mm runs the step, see "kmmscand scanning by
- *	the owner"
- * @order: scratch for kmmscand_order_targets()
+ * @filled: the walk stopped because the batch filled up
+ * @moving: the folios the batch isolated, linked through their lru field,
+ *	to migrate once the mmap_lock is given up
+ * @moving_end: entries [0, @moving_end) of the batch hold @moving
+ * @moving_to: the node @moving goes to
  */
 struct kmmscand_walk_ctl {
 	struct mm_struct *mm;
@@ -1097,18 +997,10 @@ struct kmmscand_walk_ctl {
 	nodemask_t allowed;
 	nodemask_t slow;
 	nodemask_t has_room;
-	bool by_owner;
-	int order[MAX_NUMNODES];
-};
-
-/**
- * struct kmmscand_step - what a scan step works with
- * @ctl: its state
- * @batch: its candidates
- */
-struct kmmscand_step {
-	struct kmmscand_walk_ctl ctl;
-	struct kmmscand_batch batch;
+	bool filled;
+	struct list_head moving;
+	unsigned int moving_end;
+	int moving_to;
 };
 
 /* Knobs; kmmscand_mutex serialises their writers */
@@ -1126,8 +1018,7 @@ static bool kmmscand_pmd_young __read_mostly;
 static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
 	KMMSCAND_SMART_SCAN_MAX_SKIPS;
 static bool kmmscand_skip_idle_mm __read_mostly = true;
-static bool kmmscand_migrate_by_owner __read_mostly = true;
-static bool kmmscand_scan_by_owner __read_mostly = true;
+static long kmmscand_nice __read_mostly = KMMSCAND_NICE;
 static bool kmmscand_scan_by_default __read_mostly = true;
 static unsigned long kmmscand_min_heat __read_mostly = KMMSCAND_MIN_HEAT;
 static struct kmmscand_tuning kmmscand_tuning = {
@@ -1161,35 +1052,32 @@ DEFINE_STATIC_KEY_FALSE(kmmscand_tiered);
 
 /*
  * The tracked mms, under kmmscand_mm_lock: @due queues the slots by when
- * they are due, but for those a scan step holds; @sleep_until is when the
- * thread, asleep, wakes up next.
+ * they are due, but for @mm_slot, which the thread holds while it scans
+ * it; @sleep_until is when the thread, asleep, wakes up next.
  */
 static DEFINE_SPINLOCK(kmmscand_mm_lock);
 static DEFINE_HASHTABLE(kmmscand_slots_hash, KMMSCAND_SLOTS_HASH_BITS);
 static struct kmem_cache *kmmscand_slot_cache __ro_after_init;
 static struct {
 	struct rb_root_cached due;
+	struct kmmscand_mm_slot *mm_slot;
 	unsigned long sleep_until;
 } kmmscand_scan = {
 	.due = RB_ROOT_CACHED,
 };
 
-/* The scan steps of the kmmscand thread; there is at most one at a time */
-static struct kmmscand_step kmmscand_step;
-/* The CPUs were crowded when the pass began, see KMMSCAND_CROWDED_TASKS */
-static bool kmmscand_crowded;
-/* Serialises the updates of kmmscand_nodes by concurrent scan steps */
-static DEFINE_SPINLOCK(kmmscand_node_lock);
+/* Used by the kmmscand thread only; there is at most one at a time */
+static struct kmmscand_batch kmmscand_batch;
+static struct kmmscand_walk_ctl kmmscand_ctl;
+static int kmmscand_node_order[MAX_NUMNODES];
 
 /**
- * struct kmmscand_node - what scan steps remember of a promotion target
+ * struct kmmscand_node - what the thread remembers of a promotion target
  * @limited_until: jiffies until which its promotion rate limit is spent
  * @full_until: jiffies until which it is backed off from for want of room
  * @backoff_ms: the length of the last back-off; zero after room was made
  *	on the node since it began
  * @promoted: base pages promoted to the node since the last back-off began
- * @inflight: base pages isolated for the node in batches handed to
- *	processes, not migrated yet
  * @demoted: the pages demoted from the node until the last back-off began
  * @room_wanted_until: jiffies until which kswapd keeps the promotion
  *	watermark of the node free; read by kswapd, locklessly
@@ -1203,7 +1091,6 @@ struct kmmscand_node {
 	unsigned long full_until;
 	unsigned int backoff_ms;
 	atomic_long_t promoted;
-	atomic_long_t inflight;
 	unsigned long demoted;
 	unsigned long room_wanted_until;
 	unsigned int threshold;
@@ -1759,16 +1646,10 @@ static void kmmscand_read_tuning(struct kmmscand_tuning *t)
 	} while (read_seqretry(&kmmscand_tuning_lock, seq));
 }
 
-/* Whether the scan step in progress is to end, in the thread or in a process */
 static bool kmmscand_should_stop(void)
 {
-	if (current->flags & PF_KTHREAD) {
-		if (kthread_should_stop())
-			return true;
-	} else if (fatal_signal_pending(current)) {
-		return true;
-	}
-	return freezing(current) || !READ_ONCE(kmmscand_scan_enabled);
+	return kthread_should_stop() || freezing(current) ||
+	       !READ_ONCE(kmmscand_scan_enabled);
 }
 
 /**
@@ -1859,39 +1740,6 @@ static unsigned long kmmscand_step_share(unsigned long pages,
 	return max(pages / max(nr_due, 1UL), KMMSCAND_STEP_MIN_PAGES);
 }
 
-/**
- * kmmscand_scan_taken_back - whether a handed scan step is taken back
- * @runnable: the thread asked to run it is on a CPU or waits for one,
- *	rather than sleeps
- * @asked_at: jiffies when it was asked
- * @now: the time, in jiffies, past the wait the step was handed for
- *
- * Return: true if the kmmscand thread takes the step back at @now: the
- * thread asked sleeps, or has been runnable for
- * KMMSCAND_HANDOFF_RUNNABLE_MS without taking it up.
- */
-static bool kmmscand_scan_taken_back(bool runnable, unsigned long asked_at,
-				     unsigned long now)
-{
-	return !runnable ||
-	       !time_before(now, asked_at +
-			    msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS));
-}
-
-/*
- * Queue @ms, under kmmscand_mm_lock.  Return true if it is due before the
- * thread wakes up: the thread is then to be woken, to sleep less.
- */
-static bool kmmscand_queue_waking(struct kmmscand_mm_slot *ms)
-{
-	bool wake = kmmscand_queue(&kmmscand_scan.due, ms) &&
-		    time_before(ms->next_scan, kmmscand_scan.sleep_until);
-
-	if (wake)
-		WRITE_ONCE(kmmscand_kicked, true);
-	return wake;
-}
-
 /* mm tracking */
 
 void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
@@ -1924,13 +1772,15 @@ void __kmmscand_enter(struct mm_struct *mm, struct task_struct *owner)
 	mmgrab(mm);
 	spin_lock(&kmmscand_mm_lock);
 	mm_slot_insert(kmmscand_slots_hash, mm, slot);
-	wake = kmmscand_queue_waking(ms);
+	/* Due before the thread wakes up: wake it, to sleep less */
+	wake = kmmscand_queue(&kmmscand_scan.due, ms) &&
+	       time_before(ms->next_scan, kmmscand_scan.sleep_until);
+	if (wake)
+		WRITE_ONCE(kmmscand_kicked, true);
 	spin_unlock(&kmmscand_mm_lock);
 	if (wake)
 		wake_up_interruptible(&kmmscand_wait);
 }
-
-static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop);
 
 static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 {
@@ -1946,55 +1796,15 @@ static void kmmscand_free_slot(struct kmmscand_mm_slot *ms)
 	xa_for_each(&ms->heat, index, heat)
 		kfree(heat);
 	xa_destroy(&ms->heat);
-	kmmscand_handed_waiting(ms, true);
 	put_pid(ms->owner);
 	mm_slot_free(kmmscand_slot_cache, ms);
 	mmdrop(mm);
 }
 
-static void kmmscand_run_scan(struct callback_head *work);
-
 /*
- * Ask the thread that kmmscand_hand_scan() chose to run the scan step of
- * @ms that is due, now that the slot is queued again, under
- * kmmscand_mm_lock.  If it is exiting, the step is due at once, for the
- * kmmscand thread.
- */
-static void kmmscand_ask_scan(struct kmmscand_mm_slot *ms)
-{
-	init_task_work(&ms->scan_work, kmmscand_run_scan);
-	if (!task_work_add(ms->scan_to, &ms->scan_work, TWA_RESUME))
-		return;
-	put_task_struct(ms->scan_to);
-	ms->scan_to = NULL;
-	kmmscand_unqueue(&kmmscand_scan.due, ms);
-	ms->next_scan = jiffies;
-	kmmscand_queue(&kmmscand_scan.due, ms);
-}
-
-/*
- * Take back the scan step that a thread of the mm of @ms was asked to run,
- * under kmmscand_mm_lock.  Return false if it is too late: the thread took
- * it up, and holds the slot from now on.
- */
-static bool kmmscand_take_back_scan(struct kmmscand_mm_slot *ms)
-{
-	bool cancelled = task_work_cancel(ms->scan_to, &ms->scan_work);
-
-	if (cancelled) {
-		put_task_struct(ms->scan_to);
-		ms->scan_to = NULL;
-	} else {
-		ms->held = true;
-	}
-	return cancelled;
-}
-
-/*
- * Called from __mmput(), once mm_users is zero.  No scan step can be
- * walking the mm: it holds a user reference while it does.  A slot that a
- * step holds, or that a thread of the mm took up to scan, is freed by it,
- * see kmmscand_release().
+ * Called from __mmput(), once mm_users is zero.  The thread cannot be
+ * walking the mm: it holds a user reference while it does.  The slot that
+ * the thread holds is the thread's to free, see kmmscand_put_back().
  */
 void __kmmscand_exit(struct mm_struct *mm)
 {
@@ -2005,14 +1815,11 @@ void __kmmscand_exit(struct mm_struct *mm)
 	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
 	if (slot) {
 		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
-		if (ms->held) {
+		if (kmmscand_scan.mm_slot == ms) {
 			ms = NULL;
 		} else {
+			hash_del(&slot->hash);
 			kmmscand_unqueue(&kmmscand_scan.due, ms);
-			if (ms->scan_to && !kmmscand_take_back_scan(ms))
-				ms = NULL;
-			else
-				hash_del(&slot->hash);
 		}
 	}
 	spin_unlock(&kmmscand_mm_lock);
@@ -2023,73 +1830,37 @@ void __kmmscand_exit(struct mm_struct *mm)
 	}
 }
 
-/*
- * The first slot due at @now, if any, which the thread holds from now on.
- * A slot whose step a thread of the mm was asked to run is due when that
- * thread has not taken it up in time: the kmmscand thread takes the step
- * back, and scans the mm itself, unless the thread still waits for a CPU
- * rather than sleeps, and has not waited KMMSCAND_HANDOFF_RUNNABLE_MS yet.
- */
+/* The first slot due at @now, if any, which the thread holds from now on */
 static struct kmmscand_mm_slot *kmmscand_take_due(unsigned long now)
 {
 	struct kmmscand_mm_slot *ms;
 
 	spin_lock(&kmmscand_mm_lock);
-	for (;;) {
-		ms = kmmscand_first_due(&kmmscand_scan.due, now);
-		if (!ms || !ms->scan_to)
-			break;
-		/* Waiting for a CPU, not asleep: it takes the step once on one */
-		if (!kmmscand_scan_taken_back(task_is_running(ms->scan_to),
-					      ms->scan_at, now)) {
-			ms->next_scan = now +
-					msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
-			kmmscand_queue(&kmmscand_scan.due, ms);
-			continue;
-		}
-		if (kmmscand_take_back_scan(ms)) {
-			ms->scan_back = true;
-			break;
-		}
-	}
-	if (ms)
-		ms->held = true;
+	ms = kmmscand_first_due(&kmmscand_scan.due, now);
+	kmmscand_scan.mm_slot = ms;
 	spin_unlock(&kmmscand_mm_lock);
 	return ms;
 }
 
 /*
- * The scan step that holds @ms is done with it: queue it again by its due
- * time, or free it if its mm exited meanwhile.  With @wake, a step of a
- * process, return whether the thread is to be woken for it, see
- * kmmscand_queue_waking(); the thread's own steps wake nobody.
+ * The thread is done with @ms: queue it again by its due time, or free it
+ * if its mm exited meanwhile.
  */
-static bool kmmscand_release(struct kmmscand_mm_slot *ms, bool wake_thread)
+static void kmmscand_put_back(struct kmmscand_mm_slot *ms)
 {
-	bool exited, wake = false;
+	bool exited;
 
 	spin_lock(&kmmscand_mm_lock);
-	ms->held = false;
 	exited = !atomic_read(&ms->slot.mm->mm_users);
-	if (exited) {
+	if (exited)
 		hash_del(&ms->slot.hash);
-		if (ms->scan_to) {
-			put_task_struct(ms->scan_to);
-			ms->scan_to = NULL;
-		}
-	} else {
-		if (wake_thread)
-			wake = kmmscand_queue_waking(ms);
-		else
-			kmmscand_queue(&kmmscand_scan.due, ms);
-		if (ms->scan_to)
-			kmmscand_ask_scan(ms);
-	}
+	else
+		kmmscand_queue(&kmmscand_scan.due, ms);
+	kmmscand_scan.mm_slot = NULL;
 	spin_unlock(&kmmscand_mm_lock);
 
 	if (exited)
 		kmmscand_free_slot(ms);
-	return wake;
 }
 
 /* Where the owner of the mm runs and what it may use */
@@ -2181,15 +1952,18 @@ static void kmmscand_toptier_nodes(nodemask_t *top)
  * included: a zone of the node stays above its high watermark with all of
  * them.
  *
- * Failing that, there is room for the folio alone if a zone takes it above
- * its high watermark while a zone of the node meets its promotion
+ * Failing that, there is room for the folio, if it is the first one the
+ * batch queues for the node (@nr_pages is @folio_pages), when a zone takes
+ * it above its high watermark while a zone of the node meets its promotion
  * watermark.  kswapd holds such a node balanced, so no wakeup makes room
  * on it; and a lower zone meets that watermark through its lowmem reserve
  * alone (ZONE_DMA, or ZONE_DMA32 below a large ZONE_NORMAL) while the zone
  * that promotions allocate from is full.  Then folios go one by one, as
  * NUMA balancing promotes them: the allocator takes them down to the
  * zones' watermarks (promotions do not reclaim), the node stops meeting
- * the mark, and kswapd, woken, demotes.
+ * the mark, and kswapd, woken, demotes.  Only the first folio of a batch
+ * goes so: the free pages that the check reads do not show the folios the
+ * batch already holds, and the next batch finds those migrated.
  */
 static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
 			      unsigned long folio_pages)
@@ -2198,7 +1972,8 @@ static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
 
 	if (migrate_balanced_pgdat(pgdat, nr_pages))
 		return true;
-	if (!migrate_balanced_pgdat(pgdat, folio_pages))
+	if (nr_pages != folio_pages ||
+	    !migrate_balanced_pgdat(pgdat, folio_pages))
 		return false;
 	for (z = 0; z < pgdat->nr_zones; z++) {
 		struct zone *zone = pgdat->node_zones + z;
@@ -2209,15 +1984,6 @@ static bool kmmscand_has_room(pg_data_t *pgdat, unsigned long nr_pages,
 			return true;
 	}
 	return false;
-}
-
-/*
- * What batches handed to processes hold isolated for @nid: room they will
- * take, see "kmmscand migration by the owner".
- */
-static unsigned long kmmscand_inflight(int nid)
-{
-	return atomic_long_read(&kmmscand_nodes[nid].inflight);
 }
 
 /*
@@ -2299,16 +2065,14 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 				  unsigned long nr_pages, int *full_nid)
 {
 	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid : src_nid;
-	int *order = ctl->order;
+	int *order = kmmscand_node_order;
 	int nr, i;
 
 	nr = kmmscand_order_targets(from, order);
 	nodes_clear(ctl->has_room);
 	for (i = 0; i < nr; i++)
 		if (node_isset(order[i], ctl->allowed) &&
-		    kmmscand_has_room(NODE_DATA(order[i]),
-				      kmmscand_inflight(order[i]) + nr_pages,
-				      nr_pages))
+		    kmmscand_has_room(NODE_DATA(order[i]), nr_pages, nr_pages))
 			node_set(order[i], ctl->has_room);
 
 	return kmmscand_pick_node(order, nr, &ctl->allowed, &ctl->has_room,
@@ -2417,6 +2181,21 @@ static void kmmscand_mark_promoted(struct kmmscand_mm_slot *ms,
 }
 
 /*
+ * Charge the rate limit of @target for the isolated @folio of @nr pages;
+ * if it refuses, undo migrate_misplaced_folio_prepare() and return false.
+ */
+static bool kmmscand_charge_isolated(struct folio *folio, int target, long nr)
+{
+	LIST_HEAD(back);
+
+	if (numa_promote_allowed(NODE_DATA(target), nr))
+		return true;
+	list_add(&folio->lru, &back);
+	putback_movable_pages(&back);
+	return false;
+}
+
+/*
  * Isolate one candidate for migration to @target, adding it to @isolated,
  * which holds @queued base pages already; return KMMSCAND_PROMOTED then,
  * else why not.  The target must have room for the folio on top of those:
@@ -2429,7 +2208,9 @@ static void kmmscand_mark_promoted(struct kmmscand_mm_slot *ms,
  * and is then skipped.  The VMA is only consulted for file folios, and the
  * mmap_lock keeps it valid.  migrate_misplaced_folio_prepare() asks for the
  * PTL because NUMA hinting faults hold no reference of their own; ours
- * serves the same purpose.
+ * serves the same purpose.  The rate limit is charged once the folio is
+ * isolated, so that a folio that cannot be isolated spends none of it;
+ * one the limit refuses is put back.
  */
 static enum kmmscand_promote_result
 kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
@@ -2444,14 +2225,12 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_has_room(NODE_DATA(target),
-				    kmmscand_inflight(target) +
-				    (ctl->by_owner ? 0 : queued) + nr, nr))
+	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
-	else if (!numa_promote_allowed(NODE_DATA(target), nr))
-		result = KMMSCAND_PROMOTE_RATE_LIMITED;
 	else if (migrate_misplaced_folio_prepare(folio, c->vma, target))
 		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
+	else if (!kmmscand_charge_isolated(folio, target, nr))
+		result = KMMSCAND_PROMOTE_RATE_LIMITED;
 
 	if (result != KMMSCAND_PROMOTED) {
 		kmmscand_count_result(ctl, folio_pfn(folio), src, target, nr,
@@ -2551,43 +2330,6 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 	return moved;
 }
 
-/**
- * DOC: kmmscand migration by the owner
- *
- * Copying is most of what promotion costs when much is hot.  Done by the
- * one kmmscand thread, it is shared out among all processes at the pace
- * of one nice-0 thread, whose share of a CPU falls as 1/N with N busy
- * processes on it.  So when the thread has to share its CPU, it only
- * isolates each batch, under the mmap_lock it took to walk the page
- * tables, and hands it to a thread of the mm's own process that is
- * running, or else runnable, as task work (task_work_add(), TWA_RESUME,
- * which kicks a running thread at once).  That thread migrates the batch
- * on its next return to user space: the copying runs at the pace of the
- * processes whose memory it is, in their CPU time, accounted to them and
- * to their cgroup (and bounded by its cpu.max), while the promotion rate
- * limit, checked at isolation, bounds it for the machine.  A thread that
- * has its CPU to itself copies itself: that costs no one, and goes on in
- * parallel with the process.
- *
- * The isolations hold the folios until they move, so they cannot be freed
- * or migrated by anyone else meanwhile; a folio that was unmapped
- * meanwhile is simply freed by the migration.  Only the VMA is not needed
- * any more, and not kept.  What batches in flight hold counts against the
- * room of their target (kmmscand_inflight()), and is bounded by
- * KMMSCAND_INFLIGHT_PAGES; an mm has one batch handed out at a time, and
- * its scan waits meanwhile, so it does not run ahead of its migration.
- * The heat of a handed batch is marked as promoted when it is handed: the
- * kmmscand thread does not learn which folios failed.
- *
- * If the thread has not taken the batch within KMMSCAND_HANDOFF_WAIT_MS
- * (it went to sleep in the kernel), the kmmscand thread migrates it
- * itself, as it does when no thread of the process runs or waits to run,
- * or with migrate_by_owner off.  A process that exits or is killed puts
- * the folios back, as does the batch of a thread that takes it after
- * kmmscand was disabled; when the kmmscand thread stops, it puts back
- * the batches that no thread took yet.
- */
-
 /* The kmmscand thread migrated a batch of @ms */
 static void kmmscand_count_moved(struct kmmscand_mm_slot *ms,
 				 unsigned long moved, unsigned long failed)
@@ -2597,267 +2339,27 @@ static void kmmscand_count_moved(struct kmmscand_mm_slot *ms,
 }
 
 /*
- * Threads of the process of @ms spent @cpu_ns on kmmscand's work, under
- * kmmscand_mm_lock: add it to their figure, and count it in
- * kmmscand_cpu_us, globally and in the memory cgroup of the mm's owner,
- * in whole microseconds of the running total as kmmscand_count_visit()
- * does for the thread.
+ * Migrate what kmmscand_isolate_batch() isolated, with the mmap_lock
+ * given up: the isolations hold the folios, and no VMA is needed any more.
  */
-static void kmmscand_add_owner_cpu(struct kmmscand_mm_slot *ms, u64 cpu_ns)
-{
-	u64 was = ms->stats.owner_cpu_ns;
-	unsigned long us;
-
-	ms->stats.owner_cpu_ns += cpu_ns;
-	us = div_u64(ms->stats.owner_cpu_ns, NSEC_PER_USEC) -
-	     div_u64(was, NSEC_PER_USEC);
-	count_vm_events(KMMSCAND_CPU_US, us);
-	count_memcg_events_mm(ms->slot.mm, KMMSCAND_CPU_US, us);
-}
-
-/*
- * A thread of the process migrated a batch of @mm in @cpu_ns: count it in
- * the slot of @mm, if it is still tracked.
- */
-static void kmmscand_count_owner_moved(struct mm_struct *mm,
-				       unsigned long moved,
-				       unsigned long failed, u64 cpu_ns)
-{
-	struct kmmscand_mm_slot *ms;
-	struct mm_slot *slot;
-
-	count_vm_events(KMMSCAND_OWNER_MIGRATED, moved);
-	count_memcg_events_mm(mm, KMMSCAND_OWNER_MIGRATED, moved);
-	count_memcg_events_mm(mm, KMMSCAND_MIGRATED, moved);
-	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED, failed);
-	spin_lock(&kmmscand_mm_lock);
-	slot = mm_slot_lookup(kmmscand_slots_hash, mm);
-	if (slot) {
-		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
-		ms->stats.owner_promoted += moved;
-		ms->stats.owner_failed += failed;
-		kmmscand_add_owner_cpu(ms, cpu_ns);
-	}
-	spin_unlock(&kmmscand_mm_lock);
-}
-
-/* The batch @m is migrated or put back: it holds its target's room no more */
-static void kmmscand_moves_done(struct kmmscand_moves *m)
-{
-	atomic_long_sub(m->nr_pages, &kmmscand_nodes[m->target].inflight);
-	kvfree(m);
-}
-
-/* The kmmscand thread migrates a batch of @ms it had handed out, frees it */
-static void kmmscand_take_back(struct kmmscand_mm_slot *ms,
-			       struct kmmscand_moves *m)
+static void kmmscand_migrate_batch(struct kmmscand_walk_ctl *ctl)
 {
 	unsigned long moved, failed;
 
-	moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios, m->entry,
-					 m->nr, m->target, &failed);
-	kmmscand_count_moved(ms, moved, failed);
-	kmmscand_moves_done(m);
+	if (list_empty(&ctl->moving))
+		return;
+	moved = kmmscand_migrate_entries(ctl->mm, ctl->ms, &ctl->moving,
+					 ctl->batch->entry, ctl->moving_end,
+					 ctl->moving_to, &failed);
+	kmmscand_count_moved(ctl->ms, moved, failed);
 }
 
-/* A batch handed out is given up: put its folios back, and free it */
-static void kmmscand_drop_moves(struct kmmscand_moves *m)
-{
-	kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
-	kmmscand_moves_done(m);
-}
-
-/*
- * Task work: a thread of the mm migrates the candidates handed to it.  A
- * process that is exiting or killed is not made to copy, nor one whose
- * batch waited past kmmscand being disabled.
- */
-static void kmmscand_run_moves(struct callback_head *work)
-{
-	struct kmmscand_moves *m = container_of(work, struct kmmscand_moves,
-						work);
-	unsigned long moved, failed;
-	u64 runtime;
-
-	if ((current->flags & PF_EXITING) || fatal_signal_pending(current) ||
-	    !READ_ONCE(kmmscand_scan_enabled)) {
-		kmmscand_drop_entries(m->mm, &m->folios, m->entry, m->nr);
-	} else {
-		runtime = task_sched_runtime(current);
-		moved = kmmscand_migrate_entries(m->mm, NULL, &m->folios,
-						 m->entry, m->nr, m->target,
-						 &failed);
-		kmmscand_count_owner_moved(m->mm, moved, failed,
-					   task_sched_runtime(current) - runtime);
-	}
-	kmmscand_moves_done(m);
-}
-
-/*
- * A thread of the owner of @ms that runs in the mm and is on a CPU, or
- * else one that waits for a CPU, with a reference; NULL if there is none
- * among its first KMMSCAND_RUNNER_THREADS threads.  Left out: kernel-side
- * workers of the process (io_uring, vhost), which never return to user
- * space; real-time and deadline threads, whose latency the copy would
- * spoil; and threads on CPUs isolated from kernel noise (nohz_full),
- * which the kick would disturb.
- */
-static struct task_struct *kmmscand_runner(struct kmmscand_mm_slot *ms)
-{
-	struct task_struct *leader, *t, *found = NULL;
-	unsigned int looked = 0;
-
-	rcu_read_lock();
-	leader = pid_task(ms->owner, PIDTYPE_TGID);
-	if (!leader)
-		goto out;
-	for_each_thread(leader, t) {
-		if (++looked > KMMSCAND_RUNNER_THREADS)
-			break;
-		if (READ_ONCE(t->mm) != ms->slot.mm ||
-		    (READ_ONCE(t->flags) & (PF_EXITING | PF_USER_WORKER)) ||
-		    rt_or_dl_task(t) ||
-		    !housekeeping_cpu(task_cpu(t), HK_TYPE_TICK))
-			continue;
-		if (task_curr(t)) {
-			found = t;
-			break;
-		}
-		if (!found && task_is_running(t))
-			found = t;
-	}
-	if (found)
-		get_task_struct(found);
-out:
-	rcu_read_unlock();
-	return found;
-}
-
-/*
- * Hand the folios of @isolated, entries [0, @end) of the batch, to a
- * thread of the mm, which migrates them to @target, and stop the scan step
- * until it has.  Return false if that is not to be, see "kmmscand
- * migration by the owner".
- */
-static bool kmmscand_hand_off(struct kmmscand_walk_ctl *ctl,
-			      struct list_head *isolated, unsigned int end,
-			      int target)
-{
-	struct kmmscand_candidate *entry = ctl->batch->entry;
-	struct kmmscand_mm_slot *ms = ctl->ms;
-	struct kmmscand_moves *m;
-	unsigned long nr_pages = 0;
-	struct task_struct *t;
-	unsigned int i, nr = 0;
-
-	/*
-	 * Copying on a CPU of its own costs no one; a thread of the mm that
-	 * runs the step copies at once, see "kmmscand scanning by the owner".
-	 */
-	if (!READ_ONCE(kmmscand_migrate_by_owner) || single_task_running() ||
-	    ms->handed || ctl->by_owner)
-		return false;
-	for (i = 0; i < end; i++) {
-		if (entry[i].isolated) {
-			nr++;
-			nr_pages += entry[i].nr;
-		}
-	}
-	if (kmmscand_inflight(target) + nr_pages > KMMSCAND_INFLIGHT_PAGES)
-		return false;
-	m = kvmalloc(struct_size(m, entry, nr), GFP_KERNEL | __GFP_NOWARN);
-	if (!m)
-		return false;
-	t = kmmscand_runner(ms);
-	if (!t) {
-		kvfree(m);
-		return false;
-	}
-
-	m->nr = nr;
-	for (i = 0, nr = 0; i < end; i++) {
-		if (!entry[i].isolated)
-			continue;
-		/* The thread does not learn which fail: marked as moved */
-		kmmscand_mark_promoted(ms, entry[i].addr);
-		m->entry[nr] = entry[i];
-		m->entry[nr++].vma = NULL;
-		entry[i].isolated = false;
-	}
-	INIT_LIST_HEAD(&m->folios);
-	list_splice_init(isolated, &m->folios);
-	m->mm = ctl->mm;
-	m->target = target;
-	m->nr_pages = nr_pages;
-	atomic_long_add(nr_pages, &kmmscand_nodes[target].inflight);
-	init_task_work(&m->work, kmmscand_run_moves);
-	if (task_work_add(t, &m->work, TWA_RESUME)) {
-		/* It is exiting */
-		put_task_struct(t);
-		kmmscand_take_back(ms, m);
-		return true;
-	}
-	ms->handed = m;
-	ms->handed_to = t;
-	ms->handed_at = jiffies;
-	ctl->stopped = true;
-	ctl->stop_reason = KMMSCAND_SKIP_HANDED_OFF;
-	ctl->resume_at = jiffies;
-	return true;
-}
-
-/*
- * Whether the candidates handed to a thread of @ms still wait for it to
- * take them.  Past KMMSCAND_HANDOFF_WAIT_MS, or if the thread cannot be
- * given them again, the kmmscand thread migrates them; with @drop, as the
- * slot is freed or the thread stops, it puts them back.
- * task_work_cancel() tells which side owns them: if it finds the work
- * queued, the kmmscand thread does, else the task took them, and frees
- * them when done.
- */
-static bool kmmscand_handed_waiting(struct kmmscand_mm_slot *ms, bool drop)
-{
-	struct kmmscand_moves *m = ms->handed;
-	unsigned long deadline;
-
-	if (!m)
-		return false;
-	if (task_work_cancel(ms->handed_to, &m->work)) {
-		deadline = ms->handed_at +
-			   msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
-		if (!drop && time_before(jiffies, deadline) &&
-		    !task_work_add(ms->handed_to, &m->work, TWA_RESUME))
-			return true;
-		if (drop)
-			kmmscand_drop_moves(m);
-		else
-			kmmscand_take_back(ms, m);
-	}
-	put_task_struct(ms->handed_to);
-	ms->handed = NULL;
-	ms->handed_to = NULL;
-	return false;
-}
-
-/*
- * The batch is done with: migrate what was isolated of entries [0, @end),
- * by a thread of the mm if it can, see "kmmscand migration by the owner".
- */
-static void kmmscand_move_isolated(struct kmmscand_walk_ctl *ctl,
-				   struct list_head *isolated,
+/* Keep entries [0, @end) isolated for @target until the lock is given up */
+static void kmmscand_hold_isolated(struct kmmscand_walk_ctl *ctl,
 				   unsigned int end, int target)
 {
-	unsigned long moved, failed;
-
-	if (list_empty(isolated) || kmmscand_hand_off(ctl, isolated, end, target))
-		return;
-	moved = kmmscand_migrate_entries(ctl->mm, ctl->ms, isolated,
-					 ctl->batch->entry, end, target,
-					 &failed);
-	if (ctl->by_owner)
-		kmmscand_count_owner_moved(ctl->mm, moved, failed, 0);
-	else
-		kmmscand_count_moved(ctl->ms, moved, failed);
+	ctl->moving_end = end;
+	ctl->moving_to = target;
 }
 
 /*
@@ -2869,8 +2371,7 @@ static void kmmscand_note_rate_limited(struct kmmscand_walk_ctl *ctl, int nid)
 {
 	struct kmmscand_node *n = &kmmscand_nodes[nid];
 
-	/* Read without kmmscand_node_lock by kmmscand_promote_batch() */
-	WRITE_ONCE(n->limited_until, numa_promote_window_end(NODE_DATA(nid)));
+	n->limited_until = numa_promote_window_end(NODE_DATA(nid));
 	ctl->stopped = true;
 	ctl->stop_reason = KMMSCAND_SKIP_RATE_LIMITED;
 	ctl->resume_at = n->limited_until;
@@ -2926,20 +2427,16 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	for (i = from; i < b->nr; i++)
 		nr += folio_nr_pages(b->entry[i].folio);
 	kmmscand_release_batch(ctl, from, result, nid);
-	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
-		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
-	else
-		kmmscand_count_no_room(ctl, nr);
-
-	spin_lock(&kmmscand_node_lock);
 	kmmscand_adapt_threshold(n, jiffies, true,
 				 kmmscand_refusal_tightens(n, result,
 							   ctl->max_heat));
-	if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
+	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
+		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
 		kmmscand_note_rate_limited(ctl, nid);
-	else
+	} else {
+		kmmscand_count_no_room(ctl, nr);
 		kmmscand_node_full(ctl, nid);
-	spin_unlock(&kmmscand_node_lock);
+	}
 }
 
 /*
@@ -2955,7 +2452,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 {
 	int from = ctl->home_nid != NUMA_NO_NODE ? ctl->home_nid :
 						   numa_node_id();
-	int *order = ctl->order;
+	int *order = kmmscand_node_order;
 	enum kmmscand_skip_reason reason;
 	struct kmmscand_node *n;
 	unsigned long until;
@@ -2963,7 +2460,6 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 	int nr, i;
 
 	nr = kmmscand_order_targets(from, order);
-	spin_lock(&kmmscand_node_lock);
 	for (i = 0; i < nr; i++) {
 		if (!node_isset(order[i], ctl->allowed))
 			continue;
@@ -2971,8 +2467,7 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 		if (kmmscand_node_open(n, jiffies, &until, &reason)) {
 			kmmscand_adapt_threshold(n, jiffies, false, false);
 			ctl->threshold = kmmscand_node_threshold(n);
-			closed = false;
-			break;
+			return false;
 		}
 		if (!closed || time_before(until, ctl->resume_at)) {
 			ctl->resume_at = until;
@@ -2980,27 +2475,15 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
 		}
 		closed = true;
 	}
-	spin_unlock(&kmmscand_node_lock);
 	return closed;
 }
 
-/*
- * The @queued pages that a step of a process isolated for @target are
- * migrated or put back: they hold its room no more.
- */
-static void kmmscand_owner_settled(struct kmmscand_walk_ctl *ctl, int target,
-				   unsigned long queued)
-{
-	if (ctl->by_owner)
-		atomic_long_sub(queued, &kmmscand_nodes[target].inflight);
-}
-
 /**
- * kmmscand_promote_batch - isolate the queued candidates and migrate them
+ * kmmscand_isolate_batch - isolate the queued candidates for migration
  * @ctl: the scan step, with the mmap_lock of its mm held for read
  *
- * The scanning thread isolates the batch whenever it fills up and at the
- * end of each scan step, with the walk suspended:
+ * The thread isolates the batch whenever it fills up and at the end of
+ * each scan step, with the walk stopped:
  *
  * - migrate_misplaced_folio_prepare() needs a VMA that maps the folio.
  *   Still holding the mmap_lock that the walk took keeps the recorded VMAs
@@ -3012,18 +2495,16 @@ static void kmmscand_owner_settled(struct kmmscand_walk_ctl *ctl, int target,
  *   that the unmapping of its folios shares TLB flushes: one round of
  *   IPIs to the CPUs that run the mm per batch, not per folio.
  *
- * Once isolated, the folios need neither the VMA nor the lock: a thread of
- * the mm migrates them, see "kmmscand migration by the owner".  When the
- * scanning thread migrates them itself instead, the walk pauses meanwhile,
- * and a writer of the mmap_lock arriving then waits for the batch in
- * flight, which KMMSCAND_BATCH_PAGES bounds.
+ * Once isolated, the folios need neither the VMA nor the lock, and the
+ * thread migrates them after giving the lock up (kmmscand_migrate_batch()):
+ * a writer of the mmap_lock never waits for a copy.
  */
-static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
+static void kmmscand_isolate_batch(struct kmmscand_walk_ctl *ctl)
 {
 	struct kmmscand_batch *b = ctl->batch;
+	struct list_head *isolated = &ctl->moving;
 	enum kmmscand_promote_result result;
 	unsigned long queued = 0, found = 0;
-	LIST_HEAD(isolated);
 	int target, full_nid;
 	unsigned int i;
 
@@ -3048,7 +2529,7 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 		return;
 	}
 
-	if (time_before(jiffies, READ_ONCE(kmmscand_nodes[target].limited_until))) {
+	if (time_before(jiffies, kmmscand_nodes[target].limited_until)) {
 		kmmscand_refuse_batch(ctl, 0, target,
 				      KMMSCAND_PROMOTE_RATE_LIMITED);
 		return;
@@ -3056,36 +2537,29 @@ static void kmmscand_promote_batch(struct kmmscand_walk_ctl *ctl)
 
 	for (i = 0; i < b->nr; i++) {
 		if (kmmscand_should_stop()) {
-			kmmscand_drop_entries(ctl->mm, &isolated, b->entry, i);
-			kmmscand_owner_settled(ctl, target, queued);
+			kmmscand_drop_entries(ctl->mm, isolated, b->entry, i);
 			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
 					       NUMA_NO_NODE);
 			return;
 		}
 		/* Our reference to entry i is gone whatever the result */
 		result = kmmscand_isolate_one(ctl, &b->entry[i], target,
-					      &isolated, queued);
+					      isolated, queued);
 		if (result == KMMSCAND_PROMOTED) {
 			queued += b->entry[i].nr;
 			found += b->entry[i].accessed;
-			/* Steps of processes run at once: each sees the others' */
-			if (ctl->by_owner)
-				atomic_long_add(b->entry[i].nr,
-						&kmmscand_nodes[target].inflight);
 		}
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
 		    result == KMMSCAND_PROMOTE_NO_ROOM) {
 			ctl->isolated += found;
-			kmmscand_move_isolated(ctl, &isolated, i, target);
-			kmmscand_owner_settled(ctl, target, queued);
+			kmmscand_hold_isolated(ctl, i, target);
 			kmmscand_refuse_batch(ctl, i + 1, target, result);
 			return;
 		}
 		cond_resched();
 	}
 	ctl->isolated += found;
-	kmmscand_move_isolated(ctl, &isolated, b->nr, target);
-	kmmscand_owner_settled(ctl, target, queued);
+	kmmscand_hold_isolated(ctl, b->nr, target);
 	kmmscand_batch_reset(ctl);
 }
 
@@ -3344,8 +2818,8 @@ static int kmmscand_scan_pte_table(pmd_t *pmd, unsigned long addr,
 
 /*
  * The object at @index of @xa, allocated zeroed, @size bytes, on first
- * use; NULL if that fails.  Only the scan step that holds the slot
- * stores in its xarrays.  What is kept for @mm is charged to its memory
+ * use; NULL if that fails.  Only the kmmscand thread stores in the
+ * xarrays of a slot.  What is kept for @mm is charged to its memory
  * cgroup, as its page tables are, whichever task allocates it.
  */
 static void *kmmscand_xa_get(struct mm_struct *mm, struct xarray *xa,
@@ -3775,12 +3249,12 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 		ctl->step_left -= min(walked, ctl->step_left);
 		ms->address = ctl->next_addr;
 		if (ret == KMMSCAND_WALK_FULL) {
-			kmmscand_promote_batch(ctl);
-			if (!ctl->stopped)
-				continue;
-			trace_kmmscand_skip_range(mm, ms->address,
-						  ms->address + ms->scan_left,
-						  ctl->stop_reason);
+			kmmscand_isolate_batch(ctl);
+			ctl->filled = !ctl->stopped;
+			if (ctl->stopped)
+				trace_kmmscand_skip_range(mm, ms->address,
+							  ms->address + ms->scan_left,
+							  ctl->stop_reason);
 			return false;
 		}
 		if (ret == KMMSCAND_WALK_YIELD) {
@@ -3796,36 +3270,28 @@ static bool kmmscand_walk_mm(struct kmmscand_mm_slot *ms,
 	return true;
 }
 
-/*
- * Flush the per-CPU LRU batches, see KMMSCAND_LRU_DRAIN_MS; of the scan
- * steps that run at the same time, the one that claims the interval does.
- */
+/* Flush the per-CPU LRU batches, see KMMSCAND_LRU_DRAIN_MS */
 static void kmmscand_drain_lru(void)
 {
 	static unsigned long next_drain = INITIAL_JIFFIES;
-	unsigned long next = READ_ONCE(next_drain);
 
-	if (time_before(jiffies, next) ||
-	    cmpxchg(&next_drain, next,
-		    jiffies + msecs_to_jiffies(KMMSCAND_LRU_DRAIN_MS)) != next)
+	if (time_before(jiffies, next_drain))
 		return;
 	lru_add_drain_all();
+	next_drain = jiffies + msecs_to_jiffies(KMMSCAND_LRU_DRAIN_MS);
 }
 
-static void kmmscand_init_ctl(struct kmmscand_step *step,
+static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 			      struct kmmscand_mm_slot *ms)
 {
-	struct kmmscand_walk_ctl *ctl = &step->ctl;
-
 	ctl->mm = ms->slot.mm;
 	ctl->ms = ms;
-	ctl->by_owner = current->mm == ctl->mm;
 	ctl->smart = READ_ONCE(kmmscand_smart_scan);
 	ctl->max_skips = READ_ONCE(kmmscand_smart_scan_max_skips);
 	ctl->pmd_young = READ_ONCE(kmmscand_pmd_young) &&
 			 kmmscand_pmd_young_usable() && !mm_has_notifiers(ctl->mm);
 	ctl->pmd_bounded = lru_gen_clears_pmd_young();
-	ctl->batch = &step->batch;
+	ctl->batch = &kmmscand_batch;
 	ctl->scanned = 0;
 	ctl->accessed = 0;
 	ctl->primed = 0;
@@ -3838,6 +3304,7 @@ static void kmmscand_init_ctl(struct kmmscand_step *step,
 	ctl->max_heat = 0;
 	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
+	INIT_LIST_HEAD(&ctl->moving);
 	kmmscand_slow_nodes(&ctl->slow);
 	kmmscand_owner_context(ctl);
 }
@@ -4070,55 +3537,34 @@ static bool kmmscand_mm_unchanged(struct kmmscand_mm_slot *ms, bool task_mof)
 }
 
 /*
- * Ask a thread of the mm of @ms to run the scan step that is due, of at
- * most @pages pages, see "kmmscand scanning by the owner".  The thread is
- * asked once the slot is queued again (kmmscand_release()), due when the
- * step is to be taken back.  Return false if the kmmscand thread is to run
- * the step itself: it does once after taking a step back.
+ * Scan @ms for a step of at most @pages pages of address space.  Return
+ * the pages that the step used.
  */
-static bool kmmscand_hand_scan(struct kmmscand_mm_slot *ms,
-			       unsigned long pages)
+static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
+				      unsigned long pages)
 {
-	if (ms->scan_back) {
-		ms->scan_back = false;
-		return false;
-	}
-	/* The step copies what it finds: both knobs let the process work */
-	if (!READ_ONCE(kmmscand_scan_by_owner) ||
-	    !READ_ONCE(kmmscand_migrate_by_owner) || !kmmscand_crowded)
-		return false;
-	ms->scan_to = kmmscand_runner(ms);
-	if (!ms->scan_to)
-		return false;
-	ms->scan_pages = pages;
-	ms->scan_at = jiffies;
-	ms->next_scan = ms->scan_at + msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
-	trace_kmmscand_skip_range(ms->slot.mm, ms->address,
-				  ms->address + ms->scan_left,
-				  KMMSCAND_SKIP_HANDED_OFF);
-	return true;
-}
-
-/*
- * Scan @ms for a step of at most @pages pages of address space, with
- * @step, in the kmmscand thread or in a thread of the mm.  Return the
- * pages that the step used.
- */
-static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
-					struct kmmscand_mm_slot *ms,
-					unsigned long pages)
-{
-	struct kmmscand_walk_ctl *ctl = &step->ctl;
+	struct kmmscand_walk_ctl *ctl = &kmmscand_ctl;
 	struct mm_struct *mm = ms->slot.mm;
+	enum kmmscand_skip_reason reason;
 	struct kmmscand_tuning t;
 	unsigned int seq;
 	bool done, whole;
 
+	if (!kmmscand_serves(mm, &reason)) {
+		kmmscand_read_tuning(&t);
+		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.max);
+		trace_kmmscand_skip_mm(mm, ms->address,
+				       ms->address + ms->state.size_mb * SZ_1M,
+				       reason);
+		return 0;
+	}
+	if (kmmscand_skip_idle(ms))
+		return 0;
 	/* From here on the mm cannot go through exit_mmap() under us */
 	if (!mmget_not_zero(mm))
 		return 0;
 
-	kmmscand_init_ctl(step, ms);
+	kmmscand_init_ctl(ctl, ms);
 	ctl->step_left = pages << PAGE_SHIFT;
 	if (kmmscand_mm_unchanged(ms, ctl->task_mof)) {
 		kmmscand_read_tuning(&t);
@@ -4133,11 +3579,6 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 					  ctl->stop_reason);
 		goto out;
 	}
-	if (!ctl->by_owner && kmmscand_hand_scan(ms, pages)) {
-		/* Its share of the pass is the process's to walk */
-		ctl->step_left = 0;
-		goto out;
-	}
 	if (!mmap_read_trylock(mm)) {
 		trace_kmmscand_skip_range(mm, ms->address,
 					  ms->address + ms->scan_left,
@@ -4149,11 +3590,25 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 		kmmscand_begin_scan(ms);
 	/* A step from the start that completes the scan walked every VMA */
 	whole = !ms->address;
-	done = kmmscand_walk_mm(ms, ctl);
-	kmmscand_promote_batch(ctl);
+	for (;;) {
+		ctl->filled = false;
+		done = kmmscand_walk_mm(ms, ctl);
+		kmmscand_isolate_batch(ctl);
+		seq = kmmscand_vma_seq(mm);
+		mmap_read_unlock(mm);
+		kmmscand_migrate_batch(ctl);
+		/* A full batch stopped the walk: go on with the step */
+		if (!ctl->filled || !ctl->step_left || kmmscand_should_stop())
+			break;
+		cond_resched();
+		if (!mmap_read_trylock(mm)) {
+			trace_kmmscand_skip_range(mm, ms->address,
+						  ms->address + ms->scan_left,
+						  KMMSCAND_SKIP_LOCK_BUSY);
+			break;
+		}
+	}
 	kmmscand_flush_tlb(ctl);
-	seq = kmmscand_vma_seq(mm);
-	mmap_read_unlock(mm);
 
 	ms->scanned += ctl->scanned;
 	/* What no node had room for is no reason to scan sooner */
@@ -4178,56 +3633,10 @@ static unsigned long kmmscand_scan_step(struct kmmscand_step *step,
 	}
 	if (ctl->off_lru)
 		kmmscand_drain_lru();
-	/* Look again by when the batch handed out must have been taken */
-	if (ms->handed) {
-		ms->scan_due = ms->next_scan;
-		if (time_after(ms->next_scan, ms->handed_at +
-			       msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS)))
-			ms->next_scan = ms->handed_at +
-				msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
-	}
 out:
 	/* Leave the teardown of an mm that exited meanwhile to a worker */
 	mmput_async(mm);
 	return pages - (ctl->step_left >> PAGE_SHIFT);
-}
-
-/*
- * The thread scans @ms for a step of at most @pages pages of address space,
- * or asks a thread of the mm to.  Return the pages that its own step used.
- */
-static unsigned long kmmscand_scan_mm(struct kmmscand_mm_slot *ms,
-				      unsigned long pages)
-{
-	struct mm_struct *mm = ms->slot.mm;
-	enum kmmscand_skip_reason reason;
-	struct kmmscand_tuning t;
-
-	/* Until a thread of the mm took the batch handed to it */
-	if (ms->handed) {
-		if (kmmscand_handed_waiting(ms, false)) {
-			trace_kmmscand_skip_range(mm, ms->address,
-						  ms->address + ms->scan_left,
-						  KMMSCAND_SKIP_HANDED_OFF);
-			return 0;
-		}
-		/* Due only to check on the batch */
-		if (time_before(jiffies, ms->scan_due)) {
-			ms->next_scan = ms->scan_due;
-			return 0;
-		}
-	}
-	if (!kmmscand_serves(mm, &reason)) {
-		kmmscand_read_tuning(&t);
-		ms->next_scan = jiffies + msecs_to_jiffies(t.period_ms.max);
-		trace_kmmscand_skip_mm(mm, ms->address,
-				       ms->address + ms->state.size_mb * SZ_1M,
-				       reason);
-		return 0;
-	}
-	if (kmmscand_skip_idle(ms))
-		return 0;
-	return kmmscand_scan_step(&kmmscand_step, ms, pages);
 }
 
 /**
@@ -4340,7 +3749,7 @@ static void kmmscand_follow_tiers(bool tiered)
 /*
  * A visit of @ms took its figures from @was to what they are: count the
  * CPU time in kmmscand_cpu_us, whole microseconds of the running total so
- * that no remainder is lost, and all of it in the memory cgroup of the
+ * that no remainder is lost, and the work in the memory cgroup of the
  * mm's owner, for memory.stat.  The other global counters were counted as
  * the work was done.
  */
@@ -4354,7 +3763,6 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
 	us = div_u64(now->cpu_ns, NSEC_PER_USEC) -
 	     div_u64(was->cpu_ns, NSEC_PER_USEC);
 	count_vm_events(KMMSCAND_CPU_US, us);
-	count_memcg_events_mm(mm, KMMSCAND_CPU_US, us);
 	count_memcg_events_mm(mm, KMMSCAND_MM_SCANS, now->scans - was->scans);
 	count_memcg_events_mm(mm, KMMSCAND_PTE_SCANNED,
 			      now->pte_scanned - was->pte_scanned);
@@ -4364,93 +3772,6 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
 			      now->promoted - was->promoted);
 	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED,
 			      now->failed - was->failed);
-}
-
-/**
- * DOC: kmmscand scanning by the owner
- *
- * The thread's share of a CPU falls as 1/N with N busy processes on it,
- * and so would the number of mms it gets to scan: handing the copying to
- * the processes (see "kmmscand migration by the owner") leaves the walk
- * itself with the one thread.  So when the CPUs are crowded, more than
- * KMMSCAND_CROWDED_TASKS runnable tasks per CPU as a pass begins, the
- * thread makes the cheap decisions for a due mm (is it served, was it used, is
- * it unchanged, does a target take promotions) and hands the walk, the
- * isolation and the copying of the step to a thread of the mm's own
- * process that is running, or else runnable, as task work.  That thread
- * runs the step on its next return to user space, in its own CPU time, and
- * copies what it isolates at once; the steps of N busy processes then run
- * at the pace of N processes, each charged for its own, while the
- * promotion rate limit and the room of the targets still bound what they
- * promote together.  The step is the same as the thread's: same budget,
- * same adaptation of the period and size, same counters, and the Accessed
- * bits it clears are its own mm's.
- *
- * The slot stays queued, due when the step is to be taken back: if the
- * thread asked has not taken it up within KMMSCAND_HANDOFF_WAIT_MS,
- * task_work_cancel() takes it back and the kmmscand thread runs the step
- * itself, as it does when no thread of the process runs or waits to run,
- * or with scan_by_owner off.  A step taken up holds the slot
- * (&kmmscand_mm_slot.held) as the thread's does: nobody else scans the mm
- * meanwhile, and the slot is freed by the step if the mm exits.  Steps of
- * different mms run concurrently with each other and with the thread's:
- * each has its own &struct kmmscand_step, and what they share of the
- * targets is updated under kmmscand_node_lock.
- */
-
-/*
- * Task work: a thread of the mm runs the scan step that kmmscand asked it
- * to, see "kmmscand scanning by the owner".  A thread that is exiting, is
- * killed, or no longer runs in the mm, or that comes to it after kmmscand
- * was disabled, leaves the step to the kmmscand thread.
- */
-static void kmmscand_run_scan(struct callback_head *work)
-{
-	struct kmmscand_mm_slot *ms = container_of(work, struct kmmscand_mm_slot,
-						   scan_work);
-	u64 runtime = task_sched_runtime(current);
-	struct kmmscand_step *step = NULL;
-	enum kmmscand_skip_reason reason;
-	struct kmmscand_mm_stats was;
-	struct task_struct *asked;
-	unsigned long earliest;
-	bool wake;
-
-	spin_lock(&kmmscand_mm_lock);
-	if (!RB_EMPTY_NODE(&ms->due))
-		kmmscand_unqueue(&kmmscand_scan.due, ms);
-	ms->held = true;
-	asked = ms->scan_to;
-	ms->scan_to = NULL;
-	spin_unlock(&kmmscand_mm_lock);
-	put_task_struct(asked);
-
-	if (current->mm == ms->slot.mm && !(current->flags & PF_EXITING) &&
-	    !kmmscand_should_stop() && static_branch_likely(&kmmscand_tiered) &&
-	    READ_ONCE(kmmscand_scan_by_owner) &&
-	    kmmscand_serves(ms->slot.mm, &reason))
-		step = kvmalloc(sizeof(*step), GFP_KERNEL | __GFP_NOWARN);
-	if (step) {
-		was = ms->stats;
-		kmmscand_scan_step(step, ms, ms->scan_pages);
-		kvfree(step);
-		ms->stats.owner_scans++;
-		kmmscand_count_visit(ms, &was);
-		spin_lock(&kmmscand_mm_lock);
-		kmmscand_add_owner_cpu(ms, task_sched_runtime(current) - runtime);
-		spin_unlock(&kmmscand_mm_lock);
-	}
-	/*
-	 * A step put off or out of its share, or one not run, is due at the
-	 * thread's next pass, as after a step of its own: no sooner than
-	 * scan_sleep_ms from now, which paces the steps of the mm.
-	 */
-	earliest = jiffies + msecs_to_jiffies(READ_ONCE(kmmscand_scan_sleep_ms));
-	if (!step || time_before(ms->next_scan, earliest))
-		ms->next_scan = earliest;
-	wake = kmmscand_release(ms, true);
-	if (wake)
-		wake_up_interruptible(&kmmscand_wait);
 }
 
 static void kmmscand_do_pass(void)
@@ -4465,8 +3786,6 @@ static void kmmscand_do_pass(void)
 	nr_due = kmmscand_count_due(&kmmscand_scan.due, start,
 				    READ_ONCE(kmmscand_mms_to_scan));
 	spin_unlock(&kmmscand_mm_lock);
-	kmmscand_crowded = nr_running() >
-			   KMMSCAND_CROWDED_TASKS * num_online_cpus();
 
 	for (; nr_due && pages && !kmmscand_should_stop(); nr_due--) {
 		ms = kmmscand_take_due(start);
@@ -4486,7 +3805,7 @@ static void kmmscand_do_pass(void)
 		 */
 		if (!time_after(ms->next_scan, start))
 			ms->next_scan = start + 1;
-		kmmscand_release(ms, false);
+		kmmscand_put_back(ms);
 		cond_resched();
 	}
 }
@@ -4561,56 +3880,9 @@ static unsigned long kmmscand_sleep_time(bool can_promote)
 	return timeout;
 }
 
-/*
- * The thread runs at the default nice level, not at MAX_NICE as khugepaged
- * does.  khugepaged's work can wait; promotion that waits leaves the
- * application on slow memory, and CPUs that are all busy are the common
- * case on servers with tiered memory.  Its CPU use is bounded by the
- * adaptive scan period and size and by the promotion rate limit; an
- * administrator who wants it lower can renice the thread.
- */
-/*
- * The thread stops: put back the batches handed to processes that no
- * thread took yet, rather than leave them isolated until one does.  The
- * thread holds no slot; those that exit meanwhile are freed, and their
- * batches dropped, by __kmmscand_exit(), once off the hash.
- */
-static void kmmscand_drop_handed(void)
-{
-	struct kmmscand_mm_slot *ms;
-	struct kmmscand_moves *m;
-	struct callback_head *taken = NULL, *next;
-	struct mm_slot *slot;
-	int bkt;
-
-	spin_lock(&kmmscand_mm_lock);
-	hash_for_each(kmmscand_slots_hash, bkt, slot, hash) {
-		ms = mm_slot_entry(slot, struct kmmscand_mm_slot, slot);
-		m = ms->handed;
-		if (!m)
-			continue;
-		/* Put back outside the lock: the kvfree() may sleep */
-		if (task_work_cancel(ms->handed_to, &m->work)) {
-			m->work.next = taken;
-			taken = &m->work;
-		}
-		put_task_struct(ms->handed_to);
-		ms->handed = NULL;
-		ms->handed_to = NULL;
-	}
-	spin_unlock(&kmmscand_mm_lock);
-
-	for (; taken; taken = next) {
-		next = taken->next;
-		kmmscand_drop_moves(container_of(taken, struct kmmscand_moves,
-						 work));
-	}
-}
-
 static int kmmscand(void *unused)
 {
 	unsigned long timeout;
-	nodemask_t slow;
 
 	set_freezable();
 
@@ -4618,19 +3890,18 @@ static int kmmscand(void *unused)
 		/* A kick from now on ends the coming sleep at once */
 		WRITE_ONCE(kmmscand_kicked, false);
 		kmmscand_recheck_waits();
-		kmmscand_slow_nodes(&slow);
-		kmmscand_follow_tiers(!nodes_empty(slow));
-		if (!nodes_empty(slow))
+		kmmscand_slow_nodes(&kmmscand_ctl.slow);
+		kmmscand_follow_tiers(!nodes_empty(kmmscand_ctl.slow));
+		if (!nodes_empty(kmmscand_ctl.slow))
 			kmmscand_do_pass();
-		timeout = kmmscand_sleep_time(!nodes_empty(slow));
+		timeout = kmmscand_sleep_time(!nodes_empty(kmmscand_ctl.slow));
 		wait_event_freezable_timeout(kmmscand_wait,
 					     kthread_should_stop() ||
 					     READ_ONCE(kmmscand_kicked),
 					     timeout);
 	}
 
-	kmmscand_drop_handed();
-	WARN_ON_ONCE(kmmscand_step.batch.nr);
+	WARN_ON_ONCE(kmmscand_batch.nr);
 	return 0;
 }
 
@@ -4666,12 +3937,14 @@ static int kmmscand_start_stop(bool enable)
 	WRITE_ONCE(kmmscand_scan_enabled, true);
 	if (kmmscand_thread)
 		return 0;
-	thread = kthread_run(kmmscand, NULL, "kmmscand");
+	thread = kthread_create(kmmscand, NULL, "kmmscand");
 	if (IS_ERR(thread)) {
 		pr_err("cannot start the thread: %pe\n", thread);
 		WRITE_ONCE(kmmscand_scan_enabled, false);
 		return PTR_ERR(thread);
 	}
+	set_user_nice(thread, kmmscand_nice);
+	wake_up_process(thread);
 	kmmscand_thread = thread;
 	return 0;
 }
@@ -4725,12 +3998,9 @@ int proc_pid_kmmscand(struct seq_file *m, struct pid_namespace *ns,
 	seq_printf(m, "scans %llu\n", st.scans);
 	seq_printf(m, "pte_scanned %llu\n", st.pte_scanned);
 	seq_printf(m, "slowtier_accessed %llu\n", st.accessed);
-	seq_printf(m, "promoted %llu\n", st.promoted + st.owner_promoted);
-	seq_printf(m, "promote_failed %llu\n", st.failed + st.owner_failed);
-	seq_printf(m, "owner_promoted %llu\n", st.owner_promoted);
+	seq_printf(m, "promoted %llu\n", st.promoted);
+	seq_printf(m, "promote_failed %llu\n", st.failed);
 	seq_printf(m, "kmmscand_cpu_ns %llu\n", st.cpu_ns);
-	seq_printf(m, "owner_cpu_ns %llu\n", st.owner_cpu_ns);
-	seq_printf(m, "owner_scans %llu\n", st.owner_scans);
 	seq_printf(m, "scan_period_ms %lu\n", state.period_ms);
 	seq_printf(m, "scan_size_mb %lu\n", state.size_mb);
 	seq_printf(m, "prctl_mode %d\n", mode);
@@ -4927,8 +4197,6 @@ static ssize_t bool_knob_store(struct kobject *kobj,
 
 KMMSCAND_BOOL_ATTR(smart_scan, kmmscand_smart_scan);
 KMMSCAND_BOOL_ATTR(skip_idle_mm, kmmscand_skip_idle_mm);
-KMMSCAND_BOOL_ATTR(migrate_by_owner, kmmscand_migrate_by_owner);
-KMMSCAND_BOOL_ATTR(scan_by_owner, kmmscand_scan_by_owner);
 KMMSCAND_BOOL_ATTR(scan_by_default, kmmscand_scan_by_default);
 
 /*
@@ -5029,6 +4297,30 @@ static ssize_t target_node_store(struct kobject *kobj,
 
 static struct kobj_attribute target_node_attr = __ATTR_RW(target_node);
 
+static ssize_t nice_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", READ_ONCE(kmmscand_nice));
+}
+
+static ssize_t nice_store(struct kobject *kobj, struct kobj_attribute *attr,
+			  const char *buf, size_t count)
+{
+	long val;
+
+	/* Out of range is out of range, however far: -EINVAL, as elsewhere */
+	if (kstrtol(buf, 10, &val) || val < MIN_NICE || val > MAX_NICE)
+		return -EINVAL;
+	mutex_lock(&kmmscand_mutex);
+	WRITE_ONCE(kmmscand_nice, val);
+	if (kmmscand_thread)
+		set_user_nice(kmmscand_thread, val);
+	mutex_unlock(&kmmscand_mutex);
+	return count;
+}
+
+static struct kobj_attribute nice_attr = __ATTR_RW(nice);
+
 static ssize_t pmd_young_show(struct kobject *kobj,
 			      struct kobj_attribute *attr, char *buf)
 {
@@ -5067,8 +4359,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&smart_scan_max_skips_attr.attr.attr,
 	&pmd_young_attr.attr,
 	&skip_idle_mm_attr.attr.attr,
-	&migrate_by_owner_attr.attr.attr,
-	&scan_by_owner_attr.attr.attr,
+	&nice_attr.attr,
 	&scan_by_default_attr.attr.attr,
 	&min_heat_attr.attr.attr,
 	NULL,

@@ -37,9 +37,6 @@
  *	began; the whole scan is passed over.
  * @KMMSCAND_SKIP_NODE_FULL: the target node had no room for promotions;
  *	kmmscand backs off from it, and the rest of the scan waits.
- * @KMMSCAND_SKIP_HANDED_OFF: candidates were handed to a running thread of
- *	the mm to migrate, and the rest of the scan waits until it took them;
- *	or the scan step was handed to such a thread, to run it.
  * @KMMSCAND_SKIP_MM_OPTED_OUT: the process opted out with
  *	prctl(PR_SET_KMMSCAND), or did not opt in where scan_by_default is 0;
  *	the mm is not scanned.
@@ -65,7 +62,6 @@ enum kmmscand_skip_reason {
 	KMMSCAND_SKIP_PMD_OLD,
 	KMMSCAND_SKIP_MM_IDLE,
 	KMMSCAND_SKIP_NODE_FULL,
-	KMMSCAND_SKIP_HANDED_OFF,
 	KMMSCAND_SKIP_MM_OPTED_OUT,
 	KMMSCAND_SKIP_MM_CGROUP_OFF,
 };

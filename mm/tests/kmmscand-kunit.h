@@ -766,15 +766,20 @@ static void kmmscand_test_has_room(struct kunit *test)
 	/* The batch fits in ZONE_DMA32 above its high watermark */
 	pgdat = kmmscand_test_node(test, 3840, 12315 + batch + 1);
 	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch, 1));
-	/* Not so one page more; ZONE_DMA32 itself meets its promotion mark */
-	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch + 2, 1));
+	/*
+	 * Not so one page more, though ZONE_DMA32 itself meets its promotion
+	 * mark: a folio after others of the batch has no room, however small
+	 */
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch + 2, 1));
 	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch + 2,
 						   batch + 2));
 
 	/* Full ZONE_DMA32, ZONE_DMA balanced through its reserve alone */
 	pgdat = kmmscand_test_node(test, 2104, 11701);
 	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, 88, 88));
-	KUNIT_EXPECT_TRUE(test, kmmscand_has_room(pgdat, batch, 1));
+	/* As the first folio of a batch only */
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, 89, 1));
+	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch, 1));
 	/* A THP does not fit above the high watermark of either zone */
 	KUNIT_EXPECT_FALSE(test, kmmscand_has_room(pgdat, batch, thp));
 
@@ -1047,32 +1052,6 @@ static void kmmscand_test_step_share(struct kunit *test)
 			(unsigned long)KMMSCAND_STEP_MIN_PAGES);
 }
 
-/*
- * A scan step handed to a thread of the mm is taken back at once if the
- * thread sleeps, and only past KMMSCAND_HANDOFF_RUNNABLE_MS if it waits
- * for a CPU; across a jiffies wrap too.
- */
-static void kmmscand_test_scan_taken_back(struct kunit *test)
-{
-	unsigned long wait = msecs_to_jiffies(KMMSCAND_HANDOFF_WAIT_MS);
-	unsigned long most = msecs_to_jiffies(KMMSCAND_HANDOFF_RUNNABLE_MS);
-	unsigned long at[] = { 1000, ULONG_MAX - wait };
-	unsigned int i;
-
-	KUNIT_ASSERT_GT(test, most, wait);
-	for (i = 0; i < ARRAY_SIZE(at); i++) {
-		KUNIT_EXPECT_TRUE(test, kmmscand_scan_taken_back(false, at[i],
-								 at[i] + wait));
-		KUNIT_EXPECT_FALSE(test, kmmscand_scan_taken_back(true, at[i],
-								  at[i] + wait));
-		KUNIT_EXPECT_FALSE(test,
-				   kmmscand_scan_taken_back(true, at[i],
-							    at[i] + most - 1));
-		KUNIT_EXPECT_TRUE(test, kmmscand_scan_taken_back(true, at[i],
-								 at[i] + most));
-	}
-}
-
 /* Who is served: the prctl mode first, then scan_by_default */
 static void kmmscand_test_mode_serves(struct kunit *test)
 {
@@ -1154,7 +1133,6 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_threshold_floor),
 	KUNIT_CASE(kmmscand_test_due_order),
 	KUNIT_CASE(kmmscand_test_step_share),
-	KUNIT_CASE(kmmscand_test_scan_taken_back),
 	KUNIT_CASE(kmmscand_test_mode_serves),
 	KUNIT_CASE(kmmscand_test_prctl_mode),
 	{}

@@ -2,123 +2,145 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What kmmscand, the kernel thread that promotes hot pages from slower
-# memory tiers, does for each process. For more info, run:
-# ./kmmscand-top.py --help
+# memory tiers, does for each process and memory cgroup. For more info,
+# run: ./kmmscand-top.py --help
 #
-# Python 3 standard library only.
+# Python 3 standard library only; --plot also needs matplotlib.
 
-"""kmmscand-top.py: what kmmscand promotes, for which processes, at what cost.
+"""kmmscand-top.py: what kmmscand promotes, for which processes and
+cgroups, at what CPU cost.
 
-Reads /proc/<pid>/kmmscand of every process, /proc/vmstat (kmmscand_*)
-and the CPU time of the "kmmscand" kernel thread, and shows differences
-between samples. Pages are counted as base pages and shown in MB; CPU
-percentages are of one CPU.
+Samples /proc/<pid>/kmmscand of every process, the kmmscand_* counters of
+/proc/vmstat, the CPU time of the "kmmscand" kernel thread and, with
+--by-cgroup, memory.stat and cgroup.procs of every memory cgroup, and
+shows the differences between samples.  Pages are counted as base pages
+and shown in MB; CPU percentages are of one CPU.
 
-Modes:
+modes:
   kmmscand-top.py [-i S] [-n N | --once] [--sort KEY] [--all]
-      a live view refreshed every S seconds (default 2): the machine's
-      promotion rate and kmmscand thread CPU, then one line per process:
+      a view refreshed every S seconds (default 2): the thread's line,
+      then one line per process:
         PID, COMM
         PROM_MB/s   MB promoted per second over the interval
         HOT/s       accessed slow-tier pages the scans found per second
         SCAN_CPU%   CPU the kmmscand thread spent on the process
-        OWNER_CPU%  CPU the process's threads spent scanning and copying
-                    for kmmscand (migrate_by_owner, scan_by_owner)
-        PERIOD_MS   scan period the process is at
+        PERIOD_MS   the process's scan period
         PROM_MB     MB promoted since the process was tracked
-      Processes with no promotion, no hot page found and less than 0.05%
-      CPU spent are left out, here and in --summary, unless --all is given.
+      Processes with no promotion, no hot page found and under 0.05%
+      CPU are left out, in every mode, unless --all is given or -p
+      names them.
 
-  kmmscand-top.py --summary SECONDS [--json] [--by-cgroup]
+  kmmscand-top.py --summary SECONDS
       samples at the start and the end of a window of SECONDS and prints
-      what happened in it, per process and in total.  With --by-cgroup,
-      also per memory cgroup, from the kmmscand_* entries of memory.stat
-      (which count processes that exited too, and include the cgroup's
-      descendants), with whether kmmscand serves the cgroup: "on", "off"
-      (its memory.kmmscand is 0) or "off^" (an ancestor's is); its
-      SCAN_CPU_MS is kmmscand_cpu_us, the thread's and the processes'
-      own CPU time on kmmscand's work.
+      what happened in it, per process and in total.
 
-  kmmscand-top.py --plot FILE.png SECONDS [-i S] [--top K] [--by-cgroup]
-      samples every S seconds for SECONDS and writes a PNG chart of the
-      MB promoted since the start for the K processes (default 8), or
-      cgroup v2 paths with --by-cgroup, that got the most.
+  kmmscand-top.py --plot FILE.png SECONDS [-i S] [--top K]
+      samples every S seconds for SECONDS and draws the MB promoted since
+      the start for the K processes (default 8), or cgroups with
+      --by-cgroup, that got the most.  Needs matplotlib (Debian:
+      python3-matplotlib).
+
+  Every mode also takes:
+  -p, --pid PID[,PID...]  only these processes
+  -c, --cgroup PATH       only the processes of the cgroup v2 PATH
+                          (relative to the cgroup root) and its descendants
+  --by-cgroup             also one line per memory cgroup (with -p, the
+                          cgroups of those processes; with -c, PATH and
+                          its descendants)
+  --json                  JSON instead of text (below)
+
+thread:
+  "thread CPU" is all the CPU time of the kmmscand thread (its
+  /proc/<pid>/stat); "on scans" the part it spent on the scans of
+  processes (kmmscand_cpu_us of /proc/vmstat, exited processes
+  included); "nice" is /sys/kernel/mm/kmmscand/nice.  These and the
+  promotion figures of that line are of the whole machine, whatever -p
+  and -c select.
+
+cgroups:
+  scans, PTEs, hot pages, promoted and failed pages are the kmmscand_*
+  entries of memory.stat: they include the cgroup's descendants and its
+  processes that exited.  memory.stat has no CPU figure: SCAN_CPU is the
+  sum of kmmscand_cpu_ns of the processes in cgroup.procs of the cgroup
+  and of its descendants at the end of the interval (one that exited
+  during it is missing; one that moved in counts whole in its new
+  cgroup).  KMMSCAND is "on", "off" (its memory.kmmscand is 0) or
+  "off^" (an ancestor's is).
+
+JSON (--json):
+  one JSON object on a line per sample after the first (--summary: one),
+  with these keys, always present:
+    mode        "live", "summary" or "plot"
+    time        the sample's time, seconds since the epoch
+    seconds     the length of the interval the figures cover
+    global      thread_pid, thread_nice (null if unknown), thread_cpu_ms,
+                thread_cpu_pct, scan_cpu_ms, scan_cpu_pct, promoted_mb,
+                promoted_mb_per_s, promote_failed, hot_found, pte_scanned
+    processes   a list, in --sort order, of: pid, comm, cgroup, promoted_mb,
+                promoted_mb_per_s, promote_failed, hot_found, hot_per_s,
+                pte_scanned, scans, scan_cpu_ms, scan_cpu_pct,
+                scan_period_ms, scan_size_mb, prctl_mode, served,
+                total_promoted_mb
+    total       the sums over the processes listed: promoted_mb,
+                promote_failed, hot_found, pte_scanned, scans, scan_cpu_ms
+    cgroups     null without --by-cgroup, else a list of: cgroup, served,
+                promoted_mb, promoted_mb_per_s, promote_failed, hot_found,
+                hot_per_s, pte_scanned, scans, scan_cpu_ms, scan_cpu_pct,
+                processes (how many SCAN_CPU sums)
+    unreadable  how many processes could not be read (not root?)
+  With --plot the chart is written all the same and its message goes to
+  stderr.
 
 Processes that exit between two samples are dropped from the per-process
-figures (the totals from /proc/vmstat still count them); files that cannot
-be read (a process of another user, without root) are skipped. The exit
-status is 2 if the kernel has no /proc/<pid>/kmmscand.
+figures (the machine's from /proc/vmstat still count them); files that
+cannot be read (a process of another user, without root) are skipped.
+The exit status is 2 if the kernel has no /proc/<pid>/kmmscand, 1 on
+another error.
 """
+
 
 import argparse
 import json
-import math
 import os
 import shutil
-import struct
 import sys
 import time
-import zlib
+
+EXAMPLES = """examples:
+  kmmscand-top.py                       what kmmscand does, every 2 s
+  kmmscand-top.py -p 1234,1240 -i 1     for two processes, every second
+  kmmscand-top.py -c system.slice/db.service --by-cgroup
+                                        for a service and its cgroups
+  kmmscand-top.py --summary 60 --by-cgroup
+                                        one minute, per process and cgroup
+  kmmscand-top.py --once --json | jq '.processes[0]'
+                                        the busiest process, as JSON
+  kmmscand-top.py --plot prom.png 300 -i 5 --by-cgroup
+                                        five minutes drawn, per cgroup
+"""
 
 MB = 1 << 20
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PF_KTHREAD = 0x00200000
 MIN_CPU_PCT = 0.05
+THREAD = "kmmscand"
 COUNTERS = ("scans", "pte_scanned", "slowtier_accessed", "promoted",
-            "promote_failed", "owner_promoted", "kmmscand_cpu_ns",
-            "owner_cpu_ns")
+            "promote_failed", "kmmscand_cpu_ns")
+CG_COUNTERS = ("kmmscand_mm_scans", "kmmscand_pte_scanned",
+               "kmmscand_slowtier_accessed", "kmmscand_migrated",
+               "kmmscand_migrate_failed")
 
 
-class NoSupport(Exception):
-    pass
+class Failure(Exception):
+    status = 1
 
 
-# Sampling
-
-class Proc:
-    """One process as one sample saw it."""
-
-    def __init__(self, pid, comm, cgroup, stats):
-        self.pid = pid
-        self.comm = comm
-        self.cgroup = cgroup
-        self.stats = stats
+class NoSupport(Failure):
+    status = 2
 
 
-class Sample:
-    """Every readable /proc/<pid>/kmmscand, /proc/vmstat and the kmmscand
-    thread's CPU time, at one moment."""
-
-    def __init__(self, root):
-        self.time = time.monotonic()
-        self.procs = {}
-        self.unreadable = 0
-        self.thread_cpu_ns = 0
-        self.vmstat = read_pairs(os.path.join(root, "vmstat"), "kmmscand_")
-        for name in os.listdir(root):
-            if name.isdigit():
-                self._add(root, int(name))
-
-    def _add(self, root, pid):
-        base = os.path.join(root, str(pid))
-        try:
-            comm, flags, start, cpu_ticks = read_stat(base)
-            if flags & PF_KTHREAD:
-                if comm == "kmmscand":
-                    self.thread_cpu_ns = cpu_ticks * 10**9 // CLK_TCK
-                return
-            stats = read_pairs(os.path.join(base, "kmmscand"))
-            cgroup = read_cgroup(base)
-        except PermissionError:
-            self.unreadable += 1
-            return
-        except (FileNotFoundError, ProcessLookupError, ValueError):
-            return          # gone meanwhile
-        if stats.get("tracked") or stats.get("promoted"):
-            # pid and start time: a reused pid is another process
-            self.procs[(pid, start)] = Proc(pid, comm, cgroup, stats)
-
+# Reading /proc and /sys
 
 def read_text(path):
     with open(path) as f:
@@ -153,72 +175,204 @@ def read_cgroup(base):
     return "?"
 
 
-def read_cgroups(root):
-    """{cgroup path: (memory.kmmscand, kmmscand_* of memory.stat)} of every
-    memory cgroup under the cgroup v2 mount root; the root cgroup has no
-    memory.kmmscand, shown as "-"."""
-    out = {}
-    for path, _, files in os.walk(root):
-        if "memory.stat" not in files:
-            continue
+def cgroup_path(path):
+    """path as "/a/b": relative to the cgroup root, however written."""
+    return "/" + "/".join(p for p in path.split("/") if p)
+
+
+def under(path, top):
+    """Whether cgroup path is top or one of its descendants."""
+    return top == "/" or path == top or path.startswith(top + "/")
+
+
+class Proc:
+    """One process as one sample saw it."""
+
+    def __init__(self, pid, comm, cgroup, stats):
+        self.pid = pid
+        self.comm = comm
+        self.cgroup = cgroup
+        self.stats = stats
+
+
+class Cgroup:
+    """One memory cgroup as one sample saw it: memory.kmmscand ("-" for
+    the root, which has none), the kmmscand_* of memory.stat, and the pids
+    of cgroup.procs."""
+
+    def __init__(self, setting, stats, pids):
+        self.setting = setting
+        self.stats = stats
+        self.pids = pids
+
+
+class Sample:
+    """Processes, the thread, /proc/vmstat and the cgroups at one moment."""
+
+    def __init__(self):
+        self.time = time.monotonic()
+        self.wall = time.time()
+        self.procs = {}
+        self.unreadable = 0
+        self.thread_pid = None
+        self.thread_cpu_ns = 0
+        self.nice = None
+        self.vmstat = {}
+        self.cgroups = None
+
+
+def is_thread(s, pid, comm, flags, ticks):
+    """Whether the task of these /proc/<pid>/stat figures is the kmmscand
+    thread; if so, its pid and CPU into Sample s."""
+    if not flags & PF_KTHREAD or comm != THREAD:
+        return False
+    s.thread_pid = pid
+    s.thread_cpu_ns = ticks * 10**9 // CLK_TCK
+    return True
+
+
+class Sampler:
+    """Takes Samples of what the options select, under root."""
+
+    def __init__(self, root="/", cgroup_root="/sys/fs/cgroup", pids=None,
+                 cgroup=None, by_cgroup=False):
+        self.proc = os.path.join(root, "proc")
+        self.knobs = os.path.join(root, "sys/kernel/mm/kmmscand")
+        self.cgroot = os.path.join(root, cgroup_root.lstrip("/"))
+        self.cgroup = cgroup
+        self.by_cgroup = by_cgroup
+        # Every process is read where the cgroups' CPU is summed.
+        self.pids = None if by_cgroup else pids
+        self.thread_pid = None
+        if not os.path.exists(os.path.join(self.proc, "self", "kmmscand")):
+            raise NoSupport(f"{self.proc}/<pid>/kmmscand does not exist: "
+                            "this kernel has no kmmscand (CONFIG_KMMSCAND) "
+                            "or predates its per-process statistics")
+        if cgroup and not os.path.isdir(self._cgdir(cgroup)):
+            raise Failure(f"no cgroup {cgroup} under {self.cgroot}")
+
+    def _cgdir(self, path):
+        return os.path.join(self.cgroot, path.lstrip("/"))
+
+    def take(self):
+        s = Sample()
+        s.vmstat = read_pairs(os.path.join(self.proc, "vmstat"), "kmmscand_")
         try:
-            stats = read_pairs(os.path.join(path, "memory.stat"), "kmmscand_")
-            setting = (read_text(os.path.join(path, "memory.kmmscand"))
-                       .strip() if "memory.kmmscand" in files else "-")
-        except OSError:
-            continue        # removed meanwhile, or not readable
-        if stats:
-            rel = os.path.relpath(path, root)
-            out["/" if rel == "." else "/" + rel] = (setting, stats)
-    return out
+            s.nice = int(read_text(os.path.join(self.knobs, "nice")))
+        except (OSError, ValueError):
+            pass
+        if self.pids is None:
+            pids = [int(n) for n in os.listdir(self.proc) if n.isdigit()]
+        else:
+            pids = list(self.pids)
+            self._thread(s, self.thread_pid)
+            if s.thread_pid is None:
+                for name in os.listdir(self.proc):
+                    if name.isdigit() and self._thread(s, int(name)):
+                        break
+        for pid in pids:
+            self._process(s, pid)
+        self.thread_pid = s.thread_pid
+        if self.by_cgroup:
+            s.cgroups = self._cgroups()
+        return s
 
+    def _thread(self, s, pid):
+        """Whether pid is the kmmscand thread; if so, its CPU into s."""
+        if pid is None:
+            return False
+        try:
+            comm, flags, _, ticks = read_stat(os.path.join(self.proc,
+                                                           str(pid)))
+        except (OSError, ValueError):
+            return False
+        return is_thread(s, pid, comm, flags, ticks)
 
-def cgroup_served(cgroups, path):
-    """ "off" if memory.kmmscand of path is 0, "off^" if an ancestor's is,
-    else "on"."""
-    if cgroups[path][0] == "0":
-        return "off"
-    parent = path
-    while parent != "/":
-        parent = os.path.dirname(parent)
-        if parent in cgroups and cgroups[parent][0] == "0":
-            return "off^"
-    return "on"
+    def _process(self, s, pid):
+        base = os.path.join(self.proc, str(pid))
+        try:
+            comm, flags, start, ticks = read_stat(base)
+            if flags & PF_KTHREAD:
+                is_thread(s, pid, comm, flags, ticks)
+                return
+            stats = read_pairs(os.path.join(base, "kmmscand"))
+            cgroup = read_cgroup(base)
+        except PermissionError:
+            s.unreadable += 1
+            return
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            return          # gone meanwhile, or never there
+        if stats.get("tracked") or stats.get("promoted"):
+            # pid and start time: a reused pid is another process
+            s.procs[(pid, start)] = Proc(pid, comm, cgroup, stats)
 
+    def _cgroups(self):
+        """{path: Cgroup} of every memory cgroup under the cgroup root, or
+        under --cgroup's."""
+        top = self._cgdir(self.cgroup) if self.cgroup else self.cgroot
+        out = {}
+        for path, _, files in os.walk(top):
+            if "memory.stat" not in files:
+                continue
+            try:
+                stats = read_pairs(os.path.join(path, "memory.stat"),
+                                   "kmmscand_")
+                setting = (read_text(os.path.join(path, "memory.kmmscand"))
+                           .strip() if "memory.kmmscand" in files else "-")
+                pids = [int(p) for p in
+                        read_text(os.path.join(path, "cgroup.procs")).split()]
+            except OSError:
+                continue    # removed meanwhile, not readable, or threaded
+            if stats:
+                rel = os.path.relpath(path, self.cgroot)
+                out[cgroup_path("" if rel == "." else rel)] = Cgroup(
+                    setting, stats, pids)
+        return out
 
-def check_support(root):
-    if not os.path.exists(os.path.join(root, "self", "kmmscand")):
-        raise NoSupport(f"{root}/<pid>/kmmscand does not exist: this kernel "
-                        "has no kmmscand (CONFIG_KMMSCAND) or predates its "
-                        "per-process statistics")
+    def served(self, cgroups, path):
+        """ "off" if memory.kmmscand of path is 0, "off^" if an ancestor's
+        is, else "on"."""
+        if cgroups[path].setting == "0":
+            return "off"
+        while path != "/":
+            path = os.path.dirname(path)
+            if path in cgroups:
+                setting = cgroups[path].setting
+            else:           # above --cgroup
+                try:
+                    setting = read_text(os.path.join(
+                        self._cgdir(path), "memory.kmmscand")).strip()
+                except OSError:
+                    continue
+            if setting == "0":
+                return "off^"
+        return "on"
 
 
 # Differences between two samples
-
-def deltas(old, new):
-    """(process of new, its counters' increase since old) for each process
-    of new; one that old did not have started since, and counts from 0."""
-    out = []
-    for key, proc in new.procs.items():
-        before = old.procs[key].stats if key in old.procs else {}
-        out.append((proc, {c: proc.stats.get(c, 0) - before.get(c, 0)
-                           for c in COUNTERS}))
-    return out
-
 
 def pages_mb(pages):
     return pages * PAGE_SIZE / MB
 
 
+def deltas(old, new):
+    """{key: (process of new, its counters' increase since old)}; a process
+    that old did not have counts from 0."""
+    out = {}
+    for key, proc in new.procs.items():
+        before = old.procs[key].stats if key in old.procs else {}
+        out[key] = (proc, {c: proc.stats.get(c, 0) - before.get(c, 0)
+                           for c in COUNTERS})
+    return out
+
+
 def process_row(proc, d, secs):
-    """The figures shown of one process over secs seconds."""
     return {
         "pid": proc.pid,
         "comm": proc.comm,
         "cgroup": proc.cgroup,
         "promoted_mb": pages_mb(d["promoted"]),
         "promoted_mb_per_s": pages_mb(d["promoted"]) / secs,
-        "owner_promoted_mb": pages_mb(d["owner_promoted"]),
         "promote_failed": d["promote_failed"],
         "hot_found": d["slowtier_accessed"],
         "hot_per_s": d["slowtier_accessed"] / secs,
@@ -226,83 +380,140 @@ def process_row(proc, d, secs):
         "scans": d["scans"],
         "scan_cpu_ms": d["kmmscand_cpu_ns"] / 1e6,
         "scan_cpu_pct": d["kmmscand_cpu_ns"] / secs / 1e7,
-        "owner_cpu_ms": d["owner_cpu_ns"] / 1e6,
-        "owner_cpu_pct": d["owner_cpu_ns"] / secs / 1e7,
         "scan_period_ms": proc.stats.get("scan_period_ms", 0),
+        "scan_size_mb": proc.stats.get("scan_size_mb", 0),
+        "prctl_mode": proc.stats.get("prctl_mode", 0),
+        "served": proc.stats.get("served", 0),
         "total_promoted_mb": pages_mb(proc.stats.get("promoted", 0)),
     }
 
 
-def cgroup_rows(old, new, secs, show_all):
-    """The figures of each memory cgroup between two read_cgroups()."""
-    rows = []
-    for path, (_, stats) in new.items():
-        before = old.get(path, (None, {}))[1]
-
-        def d(name):
-            return stats.get(name, 0) - before.get(name, 0)
-        row = {
-            "cgroup": path,
-            "served": cgroup_served(new, path),
-            "promoted_mb": pages_mb(d("kmmscand_migrated")),
-            "promoted_mb_per_s": pages_mb(d("kmmscand_migrated")) / secs,
-            "owner_promoted_mb": pages_mb(d("kmmscand_owner_migrated")),
-            "promote_failed": d("kmmscand_migrate_failed"),
-            "hot_found": d("kmmscand_slowtier_accessed"),
-            "pte_scanned": d("kmmscand_pte_scanned"),
-            "scans": d("kmmscand_mm_scans"),
-            "scan_cpu_ms": d("kmmscand_cpu_us") / 1e3,
-        }
-        if show_all or row["pte_scanned"] or row["promoted_mb"]:
-            rows.append(row)
-    return sorted(rows, key=lambda r: (r["promoted_mb"], r["pte_scanned"]),
-                  reverse=True)
-
-
 def is_active(row):
-    """Whether row has something to show: CPU below MIN_CPU_PCT alone, the
-    cost of scanning a process that is idle or small, is not enough."""
+    """Whether a process row has something to show: CPU below MIN_CPU_PCT
+    alone, the cost of scanning a process that is idle or small, is not
+    enough."""
     return (any(row[k] for k in ("promoted_mb", "hot_found",
                                  "total_promoted_mb"))
-            or max(row["scan_cpu_pct"], row["owner_cpu_pct"]) >= MIN_CPU_PCT)
-
-
-def global_row(old, new):
-    """The machine's figures between two samples, from /proc/vmstat."""
-    secs = new.time - old.time
-
-    def vm(name):
-        return new.vmstat.get(name, 0) - old.vmstat.get(name, 0)
-    thread_ns = new.thread_cpu_ns - old.thread_cpu_ns
-    return {
-        "seconds": secs,
-        "promoted_mb": pages_mb(vm("kmmscand_migrated")),
-        "promoted_mb_per_s": pages_mb(vm("kmmscand_migrated")) / secs,
-        "owner_promoted_mb": pages_mb(vm("kmmscand_owner_migrated")),
-        "owner_promoted_mb_per_s":
-            pages_mb(vm("kmmscand_owner_migrated")) / secs,
-        "hot_found": vm("kmmscand_slowtier_accessed"),
-        "pte_scanned": vm("kmmscand_pte_scanned"),
-        "thread_cpu_ms": thread_ns / 1e6,
-        "thread_cpu_pct": thread_ns / secs / 1e7,
-    }
+            or row["scan_cpu_pct"] >= MIN_CPU_PCT)
 
 
 SORT_KEYS = {
     "promoted": lambda r: (r["promoted_mb_per_s"], r["hot_per_s"]),
     "hot": lambda r: (r["hot_per_s"], r["promoted_mb_per_s"]),
     "scan-cpu": lambda r: (r["scan_cpu_pct"],),
-    "owner-cpu": lambda r: (r["owner_cpu_pct"],),
-    "total": lambda r: (r["total_promoted_mb"],),
+    "total": lambda r: (r.get("total_promoted_mb", 0), r["promoted_mb"]),
 }
 
 
-def rows_between(old, new, sort="promoted", show_all=True):
+class Filter:
+    """What -p, -c and --all select."""
+
+    def __init__(self, pids=None, cgroup=None, show_all=False):
+        self.pids = set(pids) if pids else None
+        self.cgroup = cgroup
+        self.show_all = show_all
+
+    def process(self, row):
+        if self.pids is not None and row["pid"] not in self.pids:
+            return False
+        if self.cgroup and not under(row["cgroup"], self.cgroup):
+            return False
+        return self.show_all or self.pids is not None or is_active(row)
+
+    def cgroup_row(self, row, named):
+        """named: the cgroups of the processes -p names."""
+        if self.cgroup and not under(row["cgroup"], self.cgroup):
+            return False
+        if self.pids is not None:
+            return row["cgroup"] in named
+        return (self.show_all or row["cgroup"] == self.cgroup
+                or bool(row["pte_scanned"] or row["promoted_mb"]
+                        or row["scan_cpu_ms"]))
+
+
+def cgroup_rows(sampler, old, new, ds, secs, flt):
+    """The figures of each memory cgroup of new between old and new; ds
+    are the processes' deltas."""
+    by_pid = {proc.pid: d for proc, d in ds.values()}
+    named = {proc.cgroup for proc, _ in ds.values()
+             if flt.pids is not None and proc.pid in flt.pids}
+    # Each cgroup's own processes' CPU, then summed up the tree.
+    own = {path: (sum(by_pid[p]["kmmscand_cpu_ns"] for p in cg.pids
+                      if p in by_pid),
+                  sum(1 for p in cg.pids if p in by_pid))
+           for path, cg in new.cgroups.items()}
+    rows = []
+    for path, cg in new.cgroups.items():
+        before = old.cgroups[path].stats if path in old.cgroups else {}
+        d = {c: cg.stats.get(c, 0) - before.get(c, 0) for c in CG_COUNTERS}
+        cpu_ns = sum(v[0] for p, v in own.items() if under(p, path))
+        row = {
+            "cgroup": path,
+            "served": sampler.served(new.cgroups, path),
+            "promoted_mb": pages_mb(d["kmmscand_migrated"]),
+            "promoted_mb_per_s": pages_mb(d["kmmscand_migrated"]) / secs,
+            "promote_failed": d["kmmscand_migrate_failed"],
+            "hot_found": d["kmmscand_slowtier_accessed"],
+            "hot_per_s": d["kmmscand_slowtier_accessed"] / secs,
+            "pte_scanned": d["kmmscand_pte_scanned"],
+            "scans": d["kmmscand_mm_scans"],
+            "scan_cpu_ms": cpu_ns / 1e6,
+            "scan_cpu_pct": cpu_ns / secs / 1e7,
+            "processes": sum(v[1] for p, v in own.items() if under(p, path)),
+        }
+        if flt.cgroup_row(row, named):
+            rows.append(row)
+    return rows
+
+
+def global_row(old, new):
+    """The machine's figures between two samples."""
     secs = new.time - old.time
-    rows = [process_row(p, d, secs) for p, d in deltas(old, new)]
-    if not show_all:
-        rows = [r for r in rows if is_active(r)]
-    return sorted(rows, key=SORT_KEYS[sort], reverse=True)
+
+    def vm(name):
+        return new.vmstat.get(name, 0) - old.vmstat.get(name, 0)
+    thread_ns = (new.thread_cpu_ns - old.thread_cpu_ns
+                 if new.thread_pid == old.thread_pid else 0)
+    scan_ns = vm("kmmscand_cpu_us") * 1000
+    return {
+        "thread_pid": new.thread_pid,
+        "thread_nice": new.nice,
+        "thread_cpu_ms": thread_ns / 1e6,
+        "thread_cpu_pct": thread_ns / secs / 1e7,
+        "scan_cpu_ms": scan_ns / 1e6,
+        "scan_cpu_pct": scan_ns / secs / 1e7,
+        "promoted_mb": pages_mb(vm("kmmscand_migrated")),
+        "promoted_mb_per_s": pages_mb(vm("kmmscand_migrated")) / secs,
+        "promote_failed": vm("kmmscand_migrate_failed"),
+        "hot_found": vm("kmmscand_slowtier_accessed"),
+        "pte_scanned": vm("kmmscand_pte_scanned"),
+    }
+
+
+TOTAL_KEYS = ("promoted_mb", "promote_failed", "hot_found", "pte_scanned",
+              "scans", "scan_cpu_ms")
+
+
+def window(sampler, old, new, flt, sort="promoted"):
+    """The document of the interval from old to new (without its mode)."""
+    secs = new.time - old.time
+    ds = deltas(old, new)
+    rows = [process_row(p, d, secs) for p, d in ds.values()]
+    rows = sorted((r for r in rows if flt.process(r)), key=SORT_KEYS[sort],
+                  reverse=True)
+    cgroups = None
+    if new.cgroups is not None:
+        cgroups = sorted(cgroup_rows(sampler, old, new, ds, secs, flt),
+                         key=SORT_KEYS[sort], reverse=True)
+    return {
+        "time": new.wall,
+        "seconds": secs,
+        "global": global_row(old, new),
+        "processes": rows,
+        "total": {k: sum(r[k] for r in rows) for k in TOTAL_KEYS},
+        "cgroups": cgroups,
+        "unreadable": new.unreadable,
+    }
 
 
 # Text output
@@ -313,28 +524,32 @@ TOP_COLUMNS = [
     ("PROM_MB/s", 10, "promoted_mb_per_s", ".1f"),
     ("HOT/s", 10, "hot_per_s", ".0f"),
     ("SCAN_CPU%", 10, "scan_cpu_pct", ".1f"),
-    ("OWNER_CPU%", 11, "owner_cpu_pct", ".1f"),
     ("PERIOD_MS", 10, "scan_period_ms", "d"),
     ("PROM_MB", 10, "total_promoted_mb", ".1f"),
+]
+TOP_CGROUP_COLUMNS = [
+    ("CGROUP", -23, "cgroup", "s"), ("KMMSCAND", 8, "served", "s"),
+    ("PROM_MB/s", 10, "promoted_mb_per_s", ".1f"),
+    ("HOT/s", 10, "hot_per_s", ".0f"),
+    ("SCAN_CPU%", 10, "scan_cpu_pct", ".1f"),
+    ("PROCS", 6, "processes", "d"),
 ]
 SUMMARY_COLUMNS = [
     ("PID", 7, "pid", "d"), ("COMM", -15, "comm", "s"),
     ("PROM_MB", 9, "promoted_mb", ".1f"),
-    ("OWNER_MB", 9, "owner_promoted_mb", ".1f"),
     ("FAILED", 7, "promote_failed", "d"),
     ("HOT", 9, "hot_found", "d"),
     ("PTE_SCANNED", 12, "pte_scanned", "d"),
     ("SCAN_CPU_MS", 12, "scan_cpu_ms", ".1f"),
-    ("OWNER_CPU_MS", 13, "owner_cpu_ms", ".1f"),
 ]
 CGROUP_COLUMNS = [
     ("CGROUP", -23, "cgroup", "s"), ("KMMSCAND", 8, "served", "s"),
     ("PROM_MB", 9, "promoted_mb", ".1f"),
-    ("OWNER_MB", 9, "owner_promoted_mb", ".1f"),
     ("FAILED", 7, "promote_failed", "d"),
     ("HOT", 9, "hot_found", "d"),
     ("PTE_SCANNED", 12, "pte_scanned", "d"),
     ("SCAN_CPU_MS", 12, "scan_cpu_ms", ".1f"),
+    ("PROCS", 6, "processes", "d"),
 ]
 
 
@@ -351,256 +566,147 @@ def format_table(columns, rows):
     return lines
 
 
-def global_line(g, unreadable):
-    line = (f"kmmscand: promoted {g['promoted_mb_per_s']:.1f} MB/s "
-            f"({g['owner_promoted_mb_per_s']:.1f} MB/s by owners), "
-            f"hot found {g['hot_found'] / g['seconds']:.0f}/s, "
-            f"thread CPU {g['thread_cpu_pct']:.1f}%")
-    if unreadable:
-        line += f"; {unreadable} processes unreadable (not root?)"
+def thread_line(doc):
+    g = doc["global"]
+    nice = "?" if g["thread_nice"] is None else g["thread_nice"]
+    line = (f"kmmscand: promoted {g['promoted_mb_per_s']:.1f} MB/s, "
+            f"hot found {g['hot_found'] / doc['seconds']:.0f}/s, "
+            f"thread CPU {g['thread_cpu_pct']:.1f}% "
+            f"({g['scan_cpu_pct']:.1f}% on scans), nice {nice}")
+    if g["thread_pid"] is None:
+        line += "; no kmmscand thread"
+    if doc["unreadable"]:
+        line += f"; {doc['unreadable']} processes unreadable (not root?)"
     return line
+
+
+def emit_json(mode, doc):
+    print(json.dumps({"mode": mode, **doc}), flush=True)
 
 
 # Modes
 
-def live(args):
-    tty = sys.stdout.isatty()
-    old = Sample(args.proc_root)
+def live(args, sampler, flt):
+    tty = sys.stdout.isatty() and not args.json
+    old = sampler.take()
     n = 0
     while args.iterations is None or n < args.iterations:
         time.sleep(args.interval)
-        new = Sample(args.proc_root)
-        rows = rows_between(old, new, args.sort, args.all)
-        lines = [f"{time.strftime('%H:%M:%S')}  "
-                 + global_line(global_row(old, new), new.unreadable), ""]
-        lines += format_table(TOP_COLUMNS, rows)
+        new = sampler.take()
+        doc = window(sampler, old, new, flt, args.sort)
+        old = new
+        n += 1
+        if args.json:
+            emit_json("live", doc)
+            continue
+        lines = [f"{time.strftime('%H:%M:%S')}  " + thread_line(doc), ""]
+        lines += format_table(TOP_COLUMNS, doc["processes"])
+        if doc["cgroups"] is not None:
+            lines += [""] + format_table(TOP_CGROUP_COLUMNS, doc["cgroups"])
         if tty:
             height = shutil.get_terminal_size().lines
             sys.stdout.write("\033[H\033[2J" + "\n".join(lines[:height - 1]))
         else:
             sys.stdout.write("\n".join(lines) + "\n\n")
         sys.stdout.flush()
-        old = new
-        n += 1
     if tty:
         sys.stdout.write("\n")
 
 
-def summary(args):
-    cg_old = read_cgroups(args.cgroup_root) if args.by_cgroup else {}
-    old = Sample(args.proc_root)
+def summary(args, sampler, flt):
+    old = sampler.take()
     time.sleep(args.summary)
-    new = Sample(args.proc_root)
-    cg_new = read_cgroups(args.cgroup_root) if args.by_cgroup else {}
-    cgroups = cgroup_rows(cg_old, cg_new, new.time - old.time, args.all)
-    rows = rows_between(old, new, args.sort, args.all)
-    g = global_row(old, new)
-    total = {k: sum(r[k] for r in rows)
-             for k in ("promoted_mb", "owner_promoted_mb", "promote_failed",
-                       "hot_found", "pte_scanned", "scan_cpu_ms",
-                       "owner_cpu_ms")}
+    doc = window(sampler, old, sampler.take(), flt, args.sort)
     if args.json:
-        out = {"global": g, "processes_total": total, "processes": rows,
-               "unreadable": new.unreadable}
-        if args.by_cgroup:
-            out["cgroups"] = cgroups
-        json.dump(out, sys.stdout, indent=1)
-        print()
+        emit_json("summary", doc)
         return
-    print(f"over {g['seconds']:.1f} s:")
-    for line in format_table(SUMMARY_COLUMNS, rows):
+    g, total = doc["global"], doc["total"]
+    print(f"over {doc['seconds']:.1f} s:")
+    for line in format_table(SUMMARY_COLUMNS, doc["processes"]):
         print(line)
     print(format_line(SUMMARY_COLUMNS, ["", "(processes)"]
                       + [f"{total[key]:{fmt}}"
                          for _, _, key, fmt in SUMMARY_COLUMNS[2:]]))
-    print(global_line(g, new.unreadable))
+    print(thread_line(doc))
     print(f"kmmscand: promoted {g['promoted_mb']:.1f} MB, scanned "
-          f"{g['pte_scanned']} PTEs, thread CPU {g['thread_cpu_ms']:.1f} ms")
-    if args.by_cgroup:
+          f"{g['pte_scanned']} PTEs, thread CPU {g['thread_cpu_ms']:.1f} ms "
+          f"({g['scan_cpu_ms']:.1f} ms on scans)")
+    if doc["cgroups"] is not None:
         print("\nper memory cgroup (memory.stat, with descendants):")
-        for line in format_table(CGROUP_COLUMNS, cgroups):
+        for line in format_table(CGROUP_COLUMNS, doc["cgroups"]):
             print(line)
 
 
-def plot(args):
-    path, seconds = args.plot
-    group = ((lambda p: p.cgroup) if args.by_cgroup
-             else (lambda p: f"{p.pid} {p.comm}"))
-    samples = [Sample(args.proc_root)]
-    end = samples[0].time + float(seconds)
+def load_pyplot():
+    """matplotlib's pyplot on a backend that needs no display."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        raise Failure(f"--plot needs matplotlib ({e}); on Debian: "
+                      "apt install python3-matplotlib") from None
+    return plt
+
+
+def plot(args, sampler, flt):
+    plt = load_pyplot()     # before sampling: fail at once
+    path, seconds = args.plot[0], float(args.plot[1])
+    samples = [sampler.take()]
+    end = samples[0].time + seconds
+    docs = []
     while samples[-1].time < end:
         time.sleep(min(args.interval, max(end - time.monotonic(), 0.01)))
-        samples.append(Sample(args.proc_root))
-    series = cumulative_mb(samples, group)
+        samples.append(sampler.take())
+        docs.append(window(sampler, samples[-2], samples[-1], flt))
+        if args.json:
+            emit_json("plot", docs[-1])
+    times = [s.time - samples[0].time for s in samples]
+    series = cumulative_mb(docs, args.by_cgroup)
     top = sorted((k for k in series if series[k][-1] > 0),
                  key=lambda k: series[k][-1], reverse=True)[:args.top]
-    times = [s.time - samples[0].time for s in samples]
-    what, whats = (("cgroup", "cgroups") if args.by_cgroup
-                   else ("process", "processes"))
-    write_png(path, chart(times, [(k, series[k]) for k in top],
-                          f"MB promoted by kmmscand since the start, "
-                          f"per {what}"))
+    what = "cgroup" if args.by_cgroup else "process"
+    draw(plt, path, times, [(k, series[k]) for k in top],
+         f"MB promoted by kmmscand since the start, per {what}")
     print(f"wrote {path}: {len(samples)} samples over {times[-1]:.1f} s, "
-          f"the {len(top)} of {len(series)} {whats} that got most")
+          f"the {len(top)} of {len(series)} {what}"
+          f"{'s' if what == 'cgroup' else 'es'} that got most",
+          file=sys.stderr if args.json else sys.stdout)
 
 
-def cumulative_mb(samples, group):
-    """{group: MB promoted from the first sample to each sample}."""
-    series = {}
-    for i, (old, new) in enumerate(zip(samples, samples[1:]), 1):
-        for proc, d in deltas(old, new):
-            s = series.setdefault(group(proc), [0.0] * len(samples))
-            s[i] += pages_mb(d["promoted"])
+def cumulative_mb(docs, by_cgroup):
+    """{label: MB promoted from the first sample to each sample} of the
+    processes, or cgroups, of the documents of consecutive intervals."""
+    series: dict[str, list[float]] = {}
+    for i, doc in enumerate(docs, 1):
+        for r in (doc["cgroups"] if by_cgroup else doc["processes"]):
+            label = r["cgroup"] if by_cgroup else f"{r['pid']} {r['comm']}"
+            s = series.setdefault(label, [0.0] * (len(docs) + 1))
+            s[i] += r["promoted_mb"]
     for s in series.values():
         for i in range(1, len(s)):
             s[i] += s[i - 1]
     return series
 
 
-# PNG chart: a canvas, lines, a 5x7 font, and the encoder
-
-# 5x7 glyphs, five columns each, bit 0 at the top; lower case is drawn as
-# upper case, anything else missing as "?".
-FONT = dict(zip(
-    " !%()+,-./0123456789:=?ABCDEFGHIJKLMNOPQRSTUVWXYZ[]_", [
-        "0000000000", "00005f0000", "2313086462", "001c224100",
-        "0041221c00", "08083e0808", "0050300000", "0808080808",
-        "0060600000", "2010080402", "3e5149453e", "00427f4000",
-        "4261514946", "2141454b31", "1814127f10",
-        "2745454539", "3c4a494930", "0171090503", "3649494936",
-        "064949291e", "0036360000", "1414141414", "0201510906",
-        "7e1111117e", "7f49494936", "3e41414122", "7f4141221c",
-        "7f49494941", "7f09090901", "3e4149497a", "7f0808087f",
-        "00417f4100", "2040413f01", "7f08142241", "7f40404040",
-        "7f020c027f", "7f0408107f", "3e4141413e", "7f09090906",
-        "3e4151215e", "7f09192946", "4649494931", "01017f0101",
-        "3f4040403f", "1f2040201f", "3f4038403f", "6314081463",
-        "0708700807", "6151494543", "007f414100", "0041417f00",
-        "4040404040"]))
-PALETTE = [(31, 119, 180), (255, 127, 14), (44, 160, 44), (214, 39, 40),
-           (148, 103, 189), (140, 86, 75), (227, 119, 194), (127, 127, 127),
-           (188, 189, 34), (23, 190, 207)]
-BLACK, GREY, WHITE = (0, 0, 0), (210, 210, 210), (255, 255, 255)
-
-
-class Canvas:
-    def __init__(self, width, height):
-        self.width, self.height = width, height
-        self.pixels = bytearray(WHITE * (width * height))
-
-    def dot(self, x, y, color):
-        if 0 <= x < self.width and 0 <= y < self.height:
-            i = 3 * (y * self.width + x)
-            self.pixels[i:i + 3] = bytes(color)
-
-    def rect(self, x0, y0, x1, y1, color):
-        for y in range(y0, y1 + 1):
-            for x in range(x0, x1 + 1):
-                self.dot(x, y, color)
-
-    def line(self, x0, y0, x1, y1, color, thick=1):
-        """Bresenham, thick pixels wide."""
-        dx, dy = abs(x1 - x0), -abs(y1 - y0)
-        sx, sy = (1 if x0 < x1 else -1), (1 if y0 < y1 else -1)
-        err = dx + dy
-        while True:
-            self.rect(x0, y0, x0 + thick - 1, y0 + thick - 1, color)
-            if x0 == x1 and y0 == y1:
-                return
-            e2 = 2 * err
-            if e2 >= dy:
-                err += dy
-                x0 += sx
-            if e2 <= dx:
-                err += dx
-                y0 += sy
-
-    def text(self, x, y, s, color=BLACK):
-        """s at (x, y) top left, 6 pixels a character."""
-        for ch in s.upper():
-            cols = bytes.fromhex(FONT.get(ch, FONT["?"]))
-            for cx, bits in enumerate(cols):
-                for cy in range(7):
-                    if bits >> cy & 1:
-                        self.dot(x + cx, y + cy, color)
-            x += 6
-
-
-def text_width(s):
-    return 6 * len(s)
-
-
-def nice_step(span, ticks=5):
-    """A step of 1, 2 or 5 times a power of ten for about that many ticks."""
-    raw = span / ticks if span > 0 else 1.0
-    mag = 10.0 ** math.floor(math.log10(raw))
-    return next(m * mag for m in (1, 2, 5, 10) if m * mag >= raw)
-
-
-def ticks(top, step):
-    n = int(top / step + 1e-9)
-    return [i * step for i in range(n + 1)]
-
-
-def chart(times, series, title, width=960, height=480):
-    """A line chart of series [(label, [y for each time])] over times."""
-    left, right, top, bottom = 64, 740, 36, height - 44
-    c = Canvas(width, height)
-    xmax = max(times[-1], 1e-9)
-    ystep = nice_step(max([max(s) for _, s in series] + [1.0]))
-    xstep = nice_step(xmax)
-    ymax = ticks(max([max(s) for _, s in series] + [1.0]) + ystep * 0.999,
-                 ystep)[-1]
-
-    def px(t):
-        return left + round((right - left) * t / xmax)
-
-    def py(v):
-        return bottom - round((bottom - top) * v / ymax)
-    for v in ticks(ymax, ystep):
-        c.line(left, py(v), right, py(v), GREY)
-        label = f"{v:g}"
-        c.text(left - 6 - text_width(label), py(v) - 3, label)
-    for t in ticks(xmax, xstep):
-        c.line(px(t), bottom, px(t), bottom + 4, BLACK)
-        label = f"{t:g}"
-        c.text(px(t) - text_width(label) // 2, bottom + 8, label)
-    c.line(left, top, left, bottom, BLACK)
-    c.line(left, bottom, right, bottom, BLACK)
-    c.text(left, 12, title)
-    c.text(left - 40, top - 16, "MB")
-    c.text((left + right - text_width("seconds")) // 2, bottom + 24,
-           "seconds")
-    for i, (label, ys) in enumerate(series):
-        color = PALETTE[i % len(PALETTE)]
-        points = [(px(t), py(v)) for t, v in zip(times, ys)]
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
-            c.line(x0, y0, x1, y1, color, thick=2)
-        ly = top + 14 * i
-        c.rect(right + 14, ly, right + 24, ly + 6, color)
-        if len(label) > 24:
-            label = "..." + label[-21:]
-        c.text(right + 30, ly, f"{label} {ys[-1]:.0f} MB")
-    return c
-
-
-def png_chunk(kind, data):
-    body = kind + data
-    return struct.pack(">I", len(data)) + body + struct.pack(
-        ">I", zlib.crc32(body))
-
-
-def write_png(path, canvas):
-    """canvas as an 8-bit RGB PNG, no filter."""
-    stride = 3 * canvas.width
-    raw = b"".join(b"\0" + canvas.pixels[y * stride:(y + 1) * stride]
-                   for y in range(canvas.height))
-    header = struct.pack(">IIBBBBB", canvas.width, canvas.height, 8, 2,
-                         0, 0, 0)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", header)
-                + png_chunk(b"IDAT", zlib.compress(raw, 9))
-                + png_chunk(b"IEND", b""))
+def draw(plt, path, times, series, title):
+    fig, ax = plt.subplots(figsize=(9.6, 4.8))
+    for label, ys in series:
+        ax.plot(times, ys, label=f"{label} ({ys[-1]:.1f} MB)")
+    if series:
+        ax.legend(loc="upper left", fontsize="small")
+    else:
+        ax.text(0.5, 0.5, "nothing promoted", ha="center",
+                transform=ax.transAxes)
+    ax.set_title(title)
+    ax.set_xlabel("seconds")
+    ax.set_ylabel("MB")
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 # Command line
@@ -612,59 +718,81 @@ def positive(text):
     return v
 
 
+def pid_list(text):
+    try:
+        pids = [int(p) for p in text.split(",") if p]
+    except ValueError:
+        pids = []
+    if not pids or min(pids) <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not PID[,PID...]")
+    return pids
+
+
 def parse_args(argv):
     p = argparse.ArgumentParser(
-        prog="kmmscand-top.py", description=__doc__,
+        prog="kmmscand-top.py", description=__doc__, epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--summary", type=positive, metavar="SECONDS",
                       help="one summary of a window of SECONDS")
     mode.add_argument("--plot", nargs=2, metavar=("FILE", "SECONDS"),
-                      help="write a PNG chart of SECONDS of promotion")
+                      help="draw SECONDS of promotion into FILE (a PNG)")
     mode.add_argument("-n", "--iterations", type=int, metavar="N",
                       help="live view: stop after N refreshes")
     mode.add_argument("--once", action="store_const", const=1,
                       dest="iterations", help="live view: one refresh (-n 1)")
+    p.add_argument("-p", "--pid", type=pid_list, action="append",
+                   metavar="PID[,PID...]",
+                   help="only these processes (may be repeated)")
+    p.add_argument("-c", "--cgroup", metavar="PATH",
+                   help="only cgroup v2 PATH and its descendants")
+    p.add_argument("--by-cgroup", action="store_true",
+                   help="also one line per memory cgroup")
+    p.add_argument("--json", action="store_true",
+                   help="a JSON document per sample instead of text")
     p.add_argument("-i", "--interval", type=positive, default=2.0,
                    metavar="S", help="seconds between samples (default 2)")
     p.add_argument("--sort", choices=sorted(SORT_KEYS), default="promoted",
-                   help="order of the processes (default: promoted, then "
-                   "hot pages found)")
+                   help="order of the lines (default: promoted, then hot "
+                   "pages found)")
     p.add_argument("--all", action="store_true",
-                   help="also show tracked processes with nothing to show")
-    p.add_argument("--json", action="store_true",
-                   help="--summary: print JSON instead of a table")
+                   help="also show what has nothing to show")
     p.add_argument("--top", type=int, default=8, metavar="K",
                    help="--plot: the K that got the most (default 8)")
-    p.add_argument("--by-cgroup", action="store_true",
-                   help="--plot: one line per cgroup v2 path; --summary: "
-                   "add a table per memory cgroup")
-    p.add_argument("--proc-root", default="/proc", metavar="DIR",
-                   help="where proc is mounted (default /proc)")
+    p.add_argument("--root", default="/", metavar="DIR",
+                   help="read proc and sysfs under DIR (default /)")
     p.add_argument("--cgroup-root", default="/sys/fs/cgroup", metavar="DIR",
-                   help="where cgroup v2 is mounted (default /sys/fs/cgroup)")
+                   help="where cgroup v2 is mounted, under --root "
+                   "(default /sys/fs/cgroup)")
     args = p.parse_args(argv)
     if args.plot:
         try:
             positive(args.plot[1])
         except (ValueError, argparse.ArgumentTypeError):
             p.error(f"--plot: {args.plot[1]} is not a positive number")
+    if args.iterations is not None and args.iterations <= 0:
+        p.error("-n: N must be positive")
+    args.pids = sorted({n for group in args.pid or [] for n in group}) or None
+    if args.cgroup is not None:
+        args.cgroup = cgroup_path(args.cgroup)
     return args
 
 
 def main(argv=None):
     args = parse_args(argv)
     try:
-        check_support(args.proc_root)
+        sampler = Sampler(args.root, args.cgroup_root, args.pids,
+                          args.cgroup, args.by_cgroup)
+        flt = Filter(args.pids, args.cgroup, args.all)
         if args.summary:
-            summary(args)
+            summary(args, sampler, flt)
         elif args.plot:
-            plot(args)
+            plot(args, sampler, flt)
         else:
-            live(args)
-    except NoSupport as e:
+            live(args, sampler, flt)
+    except Failure as e:
         print(f"kmmscand-top.py: {e}", file=sys.stderr)
-        return 2
+        return e.status
     except KeyboardInterrupt:
         print()
     except BrokenPipeError:

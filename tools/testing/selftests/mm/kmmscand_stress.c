@@ -11,6 +11,11 @@
  * thp_split_collapse:  THPs split by mprotect, partial munmap,
  *                      MADV_DONTNEED and NOHUGEPAGE, rebuilt by
  *                      MADV_COLLAPSE, while hot
+ * thp_mid_step:        hundreds of MiB of hot THPs on the slow node with
+ *                      pages_to_scan not a multiple of a THP, so that scan
+ *                      steps end inside THPs
+ * exec_storm:          processes whose threads read slow-tier memory
+ *                      exec() over and over while it is promoted
  * ksm_merged:          KSM-merged pages on the slow node, merged and
  *                      unmerged while hot
  * shmem_and_file:      memfd and file pages shared by several processes,
@@ -43,6 +48,7 @@
 #include <getopt.h>
 #include <linux/magic.h>
 #include <numaif.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -103,6 +109,25 @@
 /* x86_64 PMD size: THP cases map this many at a time. */
 #define THP_SIZE		(2 * MIB)
 #define THP_COUNT		4
+/*
+ * thp_mid_step: THP_SPAN_WORKERS workers of THP_SPAN THPs each, 256 MiB in
+ * all, walked in steps of THP_ODD_PAGES pages: neither a multiple of a THP
+ * nor of a PTE table, so that steps end anywhere in a THP.
+ */
+#define THP_SPAN_WORKERS	4
+#define THP_SPAN		(64 * MIB)
+#define THP_ODD_PAGES		"700"
+/*
+ * exec_storm: EXEC_WORKERS processes of EXEC_THREADS threads each, more
+ * runnable threads than CPUs, each generation reading EXEC_SIZE of its
+ * own for EXEC_HOLD_MS, a few of the fastest scan periods, then exec()ing
+ * the next until the case ends.
+ */
+#define EXEC_ENV		"KMMSCAND_STRESS_EXEC"
+#define EXEC_WORKERS		4
+#define EXEC_THREADS		3
+#define EXEC_SIZE		(8 * MIB)
+#define EXEC_HOLD_MS		300
 #define SHARED_SIZE		(4 * MIB)
 
 /*
@@ -673,8 +698,7 @@ static const struct knob knobs[] = {
 	{ "smart_scan_max_skips", { "1", "8", "32" },		false },
 	{ "pmd_young",		  { "0", "1", "1" },		false },
 	{ "skip_idle_mm",	  { "0", "1", "1" },		false },
-	{ "migrate_by_owner",	  { "0", "1", "1" },		false },
-	{ "scan_by_owner",	  { "0", "1", "1" },		false },
+	{ "nice",		  { "19", "0", "-20" },		false },
 	{ "scan_by_default",	  { "0", "1", "1" },		false },
 	{ "/proc/sys/kernel/numa_balancing", { "0", "2", "0" },	false },
 	{ RATE_LIMIT_MBPS,	  { "0", "64", "65536" },	false },
@@ -1133,6 +1157,113 @@ static bool case_thp_split_collapse(void)
 		       delta(&a, &b, THP_SPLIT_PMD),
 		       delta(&a, &b, THP_MIGRATION_SUCCESS));
 	return ok;
+}
+
+static int thp_span_worker(void *arg)
+{
+	double end = *(double *)arg;
+	unsigned long seed = rng();
+	struct tier_region r;
+
+	r.addr = alloc_stamped(THP_SPAN, true, seed);
+	if (!r.addr)
+		return EXIT_NOMEM;
+	r.size = THP_SPAN;
+	while (tier_now() < end) {
+		touch(r.addr, r.size);
+		tier_flush_tlb(&r, 1);
+		if (check_stamp(r.addr, 0, r.size, seed, STAMP_EXACT))
+			return EXIT_CORRUPT;
+		count_op();
+	}
+	return EXIT_OK;
+}
+
+static bool case_thp_mid_step(void)
+{
+	char saved[TIER_VALUE_LEN];
+	struct stats a, b;
+	bool ok;
+
+	if (tier_read_str(KMM_DIR "/pages_to_scan", saved, sizeof(saved)))
+		return false;
+	knob_set("pages_to_scan", THP_ODD_PAGES);
+	stats_read(&a);
+	ok = run_workers("thp_mid_step", thp_span_worker, THP_SPAN_WORKERS,
+			 false);
+	stats_read(&b);
+	knob_set("pages_to_scan", saved);
+	ksft_print_msg("thp_mid_step: thp_migration_success +%lu\n",
+		       delta(&a, &b, THP_MIGRATION_SUCCESS));
+	return ok;
+}
+
+/* ------------------------------------------------------------ exec */
+
+static void *exec_reader(void *arg)
+{
+	for (;;)
+		tier_touch(arg, 1);
+	return NULL;
+}
+
+/*
+ * One generation of an exec_storm process, the stress binary run again
+ * with EXEC_ENV set to "slow-node end seed": it shares nothing with the
+ * test any more, so it checks its stamp itself and tells by its exit code.
+ */
+__attribute__((constructor)) static void exec_generation(void)
+{
+	const char *val = getenv(EXEC_ENV);
+	size_t psz = page_size(), off;
+	struct tier_region r;
+	unsigned long seed;
+	pthread_t thread;
+	double end, hold;
+	char next[96];
+	int slow, i;
+
+	if (!val)
+		return;
+	if (sscanf(val, "%d %lf %lu", &slow, &end, &seed) != 3)
+		_exit(EXIT_ERROR);
+	if (tier_alloc_on_node(&r, EXEC_SIZE, slow, false))
+		_exit(EXIT_NOMEM);
+	stamp(r.addr, 0, r.size, seed);
+	for (i = 0; i < EXEC_THREADS; i++)
+		if (pthread_create(&thread, NULL, exec_reader, &r))
+			_exit(EXIT_NOMEM);
+	hold = tier_now() + EXEC_HOLD_MS / 1000.0;
+	do {
+		touch(r.addr, r.size);
+	} while (tier_now() < hold);
+	for (off = 0; off < r.size; off += psz)
+		if (!page_matches((const unsigned long *)(r.addr + off), off,
+				  seed, STAMP_EXACT))
+			_exit(EXIT_CORRUPT);
+	if (tier_now() >= end)
+		_exit(EXIT_OK);
+	/* The readers are still reading: the exec() ends them */
+	snprintf(next, sizeof(next), "%d %.3f %lu", slow, end, seed + 1);
+	setenv(EXEC_ENV, next, 1);
+	execl("/proc/self/exe", "kmmscand_stress", (char *)NULL);
+	_exit(EXIT_ERROR);
+}
+
+static int exec_worker(void *arg)
+{
+	char val[96];
+
+	snprintf(val, sizeof(val), "%d %.3f %lu", env.slow, *(double *)arg,
+		 rng());
+	setenv(EXEC_ENV, val, 1);
+	execl("/proc/self/exe", "kmmscand_stress", (char *)NULL);
+	return sys_fail();
+}
+
+static bool case_exec_storm(void)
+{
+	return run_workers("exec_storm", exec_worker, EXEC_WORKERS, false);
 }
 
 /* ------------------------------------------------------------ KSM */
@@ -1834,8 +1965,6 @@ static const char *special_bad(int k)
 
 	if (!strcmp(name, "scan_enabled") || !strcmp(name, "smart_scan") ||
 	    !strcmp(name, "pmd_young") || !strcmp(name, "skip_idle_mm") ||
-	    !strcmp(name, "migrate_by_owner") ||
-	    !strcmp(name, "scan_by_owner") ||
 	    !strcmp(name, "scan_by_default"))
 		return "2";
 	if (!strcmp(name, "target_node"))
@@ -1844,6 +1973,8 @@ static const char *special_bad(int k)
 		return "5";
 	if (!strcmp(name, "scan_sleep_ms"))
 		return "0";
+	if (!strcmp(name, "nice"))
+		return "20";
 	return NULL;
 }
 
@@ -1853,6 +1984,10 @@ static const char *special_bad(int k)
  */
 static const char *bad_input(int k, int i)
 {
+	/* A negative nice level is a good one */
+	if (i < NR_BAD && bad_inputs[i][0] == '-' &&
+	    !strcmp(knobs[k].name, "nice"))
+		return NULL;
 	if (i < NR_BAD)
 		return bad_inputs[i];
 	if (i == NR_BAD)
@@ -2179,6 +2314,8 @@ static const struct stress_case cases[] = {
 	{ "fork_exit_storm",	case_fork_exit_storm,	20 },
 	{ "vma_churn",		case_vma_churn,		15 },
 	{ "thp_split_collapse",	case_thp_split_collapse, 10 },
+	{ "thp_mid_step",	case_thp_mid_step,	5 },
+	{ "exec_storm",		case_exec_storm,	10 },
 	{ "ksm_merged",		case_ksm_merged,	10 },
 	{ "shmem_and_file",	case_shmem_and_file,	10 },
 	{ "kill_mid_promotion",	case_kill_mid_promotion, 10 },
