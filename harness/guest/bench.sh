@@ -303,14 +303,13 @@ damon_report() {
 
 # How long each migrate_pages() call of the run took, from the migrate
 # tracepoints, summed per kind of caller: the kmmscand thread, the
-# workload's own threads (NUMA balancing's hint faults, kmmscand's
-# migration by the owner), kdamond, kswapd (demotion).  Copying is most of
-# the CPU that promotion costs, and the same pages cost the same to copy
-# with or without room on the fast node; what a mechanism spends besides
-# copying is its own choice.  A single call that takes seconds is a copy
-# the emulator stalled (a 2 MiB batch copies in milliseconds on any
-# machine), and names the run as disturbed (stalled_runs() in
-# harness/kmmlib/bench/model.py).
+# workload's own threads (NUMA balancing's hint faults), kdamond, kswapd
+# (demotion).  Copying is most of the CPU that promotion costs, and the
+# same pages cost the same to copy with or without room on the fast node;
+# what a mechanism spends besides copying is its own choice.  A single
+# call that takes seconds is a copy the emulator stalled (a 2 MiB batch
+# copies in milliseconds on any machine), and names the run as disturbed
+# (stalled_runs() in harness/kmmlib/bench/model.py).
 copy_trace_start() {
 	[ -n "$copy_trace" ] || return 0
 	echo 0 >$trace/tracing_on

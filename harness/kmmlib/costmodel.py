@@ -1,12 +1,10 @@
 """make bench: what kmmscand's CPU costs per unit of work, and at scale.
 
 From the kmmscand runs of one invocation (/proc/vmstat deltas, and the
-CPU time of kmmscand's work: the thread's, and what the workload's
-processes spent scanning and migrating for it in their own context), a
+CPU time of the kmmscand thread, which does all of kmmscand's work), a
 cost per PTE examined, per page migrated and per mm visited; from those
-and the defaults of
-mm/kmmscand.c, the CPU kmmscand would use at steady state on a machine
-with far more memory and processes than the VM (issue 16).
+and the defaults of mm/kmmscand.c, the CPU kmmscand would use at steady
+state on a machine with far more memory and processes than the VM.
 """
 
 import os
@@ -27,8 +25,6 @@ TERMS = (
     ("page migrated", ("kmmscand_migrated",)),
     ("mm visited", ("kmmscand_mm_scans", "kmmscand_mm_idle_skipped")),
 )
-# The counter of the pages the processes migrated for kmmscand themselves.
-OWNER_MIGRATED = "kmmscand_owner_migrated"
 PTES_PER_TABLE = 512
 REGION_MIB = 2
 
@@ -37,7 +33,7 @@ REGION_MIB = 2
 # its square root), and no cost below zero.
 MAX_COND = 1e6
 
-# The projection: issue 16's machine.
+# The projection: 1 TiB mapped in 1000 processes, 5% of it hot.
 PROJ_MMS = 1000
 PROJ_MAPPED_MIB = 1 << 20
 PROJ_HOT_SHARE = 0.05
@@ -57,21 +53,13 @@ def is_kmmscand(config):
 def run_work(run: Run) -> tuple[float, list[float]] | None:
     """(CPU seconds, [work of each TERMS]) of a kmmscand run, or None.
 
-    The counters count the work wherever it ran, so the CPU is the
-    thread's and the processes' (kmmscand_owner_cpu_s); a run that does
-    not say what its processes spent (a server workload) is left out if
-    they did some of the work, as kmmscand_owner_migrated tells.
+    The CPU is the kmmscand thread's: the counters count its work only.
     """
     res, vm = run.result, run.vmstat
     if (not res or not vm or run.status != 0
             or not is_kmmscand(run.config)):
         return None
-    owner = res.get("kmmscand_owner_cpu_s")
-    if owner is None:
-        if vm.get(OWNER_MIGRATED, 0):
-            return None
-        owner = 0.0
-    return (res["kmmscand_cpu_s"] + owner,
+    return (res["kmmscand_cpu_s"],
             [sum(vm.get(k, 0) for k in keys) for _, keys in TERMS])
 
 
@@ -168,7 +156,7 @@ def kmmscand_defaults():
 
 
 def projection(d, mglru=False):
-    """Work per second of kmmscand at steady state on the issue's machine.
+    """Work per second of kmmscand at steady state on the projection's machine.
 
     mglru: the multi-gen LRU's page table walks clear the Accessed bit of
     PMD entries too, so a PTE table under an old one is read at least
@@ -272,7 +260,7 @@ def cost_model_lines(m):
                "that work over the runs, charging a run's whole CPU to it, "
                "so an upper bound, and the projection sums upper bounds")
     out = [f"Cost model of kmmscand's CPU: {how}; {m['cpu_s']:.2f} CPU s "
-           "in all, the thread's and what the processes spent on its work, "
+           "in all, the kmmscand thread's, "
            "measured under this VM (TCG emulates the CPU, so the "
            "costs are several times a real CPU's)."]
     for term, cost in m["costs_s"].items():

@@ -1,7 +1,8 @@
 """The harness's own checks: its unit tests, and lint.
 
 unit() runs pytest on harness/tests with build/venv's python; lint() runs
-ruff on harness/'s Python (harness/kmm included), mypy on harness/kmmlib
+ruff on harness/'s Python (harness/kmm included) and on the Python the
+series ships (tools/mm/kmmscand-top.py), mypy on harness/kmmlib
 (both configured by harness/pyproject.toml) and shellcheck on the guest
 scripts and .ci/run.  Each returns (ok, one-line summary) and writes the
 tools' full output to out/logs/ (unit.log, lint.log).  `make deps`
@@ -31,9 +32,11 @@ def venv_bin(name: str) -> str:
 
 
 def python_files() -> list[str]:
-    """What ruff checks: harness/ (its *.py) and harness/kmm, which has no
-    .py suffix and so is named explicitly."""
-    return [HARNESS, os.path.join(HARNESS, "kmm")]
+    """What ruff checks: harness/ (its *.py), harness/kmm, which has no
+    .py suffix and so is named explicitly, and tools/mm/kmmscand-top.py,
+    the Python the series ships."""
+    return [HARNESS, os.path.join(HARNESS, "kmm"),
+            os.path.join(REPO, "tools", "mm", "kmmscand-top.py")]
 
 
 def shell_scripts() -> list[str]:

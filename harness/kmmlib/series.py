@@ -217,8 +217,8 @@ migrate_pages() call and one TLB flush per batch; a full top tier
 (back-off, kswapd's headroom where kmmscand found no room, a heat
 threshold per node, min_heat); memory policies and the owner of an mm;
 scale (mms queued by due time, a
-work budget per pass, mms with nothing to scan passed over, busy
-processes copying and scanning their own memory); control and
+work budget per pass, mms with nothing to scan passed over, all of the
+work in the thread, at a nice level of its own); control and
 visibility (/proc/<pid>/kmmscand, prctl, memory.kmmscand, memory.stat);
 last the selftests, the documentation and the kmmscand-top.py tool.
 

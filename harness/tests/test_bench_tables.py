@@ -106,7 +106,7 @@ def test_report_ends_with_the_headline(quick_log, tmp_path, capsys,
     assert (tmp_path / "table.md").read_text() == md
     tail = out[out.index("HEADER LINE"):].splitlines()
     assert tail[1].startswith("Mechanisms side by side")
-    assert tail[-1].endswith("only equal figures are called even.")
+    assert " ".join(tail).endswith("only equal figures are called even.")
     # the wide tables are in table.md only
     assert "Workload (a)" not in out and "counters" not in out
     assert "disturbed by the emulator, rerun it: (f) kmmscand" in out

@@ -1,13 +1,18 @@
-"""Every kmmscand name the harness uses exists on the kernel side of this
-repository: a knob or counter renamed in the series must fail here, not
-at the end of a 35-minute make bench.
+"""Every kmmscand name the harness and tools/mm/kmmscand-top.py use
+exists on the kernel side of this repository: a knob or counter renamed
+in the series must fail here, not at the end of a 35-minute make bench.
+And the kernel side is the one they are written for: all of kmmscand's
+work is its thread's, with no knob, figure, counter or skip reason of
+work handed to the processes (test_no_work_is_handed_to_processes).
 
 The kernel side: mm/kmmscand.c (its sysfs attributes, the figures of
 /proc/<pid>/kmmscand, the defaults the cost model reads), the ABI
-document of its sysfs directory, and the vmstat counters the patches add
-to mm/vmstat.c and include/linux/vm_event_item.h.
+document of its sysfs directory, its trace events, and the vmstat and
+memory.stat counters the patches add to mm/vmstat.c,
+include/linux/vm_event_item.h and mm/memcontrol.c.
 """
 
+import importlib.util
 import os
 import re
 
@@ -19,9 +24,19 @@ from kmmlib.common import HARNESS, REPO
 KMMSCAND_C = os.path.join(REPO, "mm", "kmmscand.c")
 ABI = os.path.join(REPO, "Documentation", "ABI", "testing",
                    "sysfs-kernel-mm-kmmscand")
+TRACE_H = os.path.join(REPO, "include", "trace", "events", "kmmscand.h")
 PATCHES = os.path.join(REPO, "patches")
 GUEST = os.path.join(HARNESS, "guest")
 WORKLOADS = os.path.join(HARNESS, "workloads")
+TOP = os.path.join(REPO, "tools", "mm", "kmmscand-top.py")
+
+# The lines of /proc/<pid>/kmmscand, in order: what the thread did for
+# the process, and the process's scan period, size and settings.
+PROC_FIGURES = ("tracked", "scans", "pte_scanned", "slowtier_accessed",
+                "promoted", "promote_failed", "kmmscand_cpu_ns",
+                "scan_period_ms", "scan_size_mb", "prctl_mode", "served")
+# The nice level of the kmmscand thread, which does all of its work.
+NICE_KNOB = "nice"
 
 
 def read(path):
@@ -82,6 +97,23 @@ def vm_events():
                            r"\b(KMMSCAND_\w+)\b")
 
 
+def memcg_events():
+    """The kmmscand_ entries of memory.stat: memcg_vm_event_stat[]."""
+    return {e.lower() for e in added_by_series("mm/memcontrol.c",
+                                               r"\b(KMMSCAND_\w+)\b")}
+
+
+def proc_figures():
+    """The lines of /proc/<pid>/kmmscand, in the order they are printed."""
+    return re.findall(r'seq_printf\(m, "(\w+) ', read(KMMSCAND_C))
+
+
+def skip_reasons():
+    """The reasons kmmscand's skip trace events name."""
+    return set(re.findall(r'\{\s*KMMSCAND_SKIP_\w+,\s*"(\w+)"\s*\}',
+                          read(TRACE_H)))
+
+
 # ---- what the harness uses ----
 
 def guest_knobs():
@@ -117,10 +149,30 @@ def python_knobs():
     return knobs
 
 
+def top_tool():
+    """tools/mm/kmmscand-top.py as a module (its name is no identifier)."""
+    spec = importlib.util.spec_from_file_location("kmmscand_top", TOP)
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def top_names():
+    """What kmmscand-top.py reads by name: (knobs, vmstat counters,
+    /proc/<pid>/kmmscand figures, memory.stat entries)."""
+    text = read(TOP)
+    knobs = set(re.findall(r'self\.knobs, "(\w+)"', text))
+    counters = set(re.findall(r'vm\("(kmmscand_\w+)"\)', text))
+    tool = top_tool()
+    figures = set(tool.COUNTERS)
+    figures |= set(re.findall(r'stats\.get\("(\w+)"', text))
+    return knobs, counters, figures, set(tool.CG_COUNTERS)
+
+
 def harness_counters():
     """vmstat counters the harness reads by name."""
     names = {k for _, keys in costmodel.TERMS for k in keys}
-    names.add(costmodel.OWNER_MIGRATED)
     names |= {c for c in demo.COUNTERS if c.startswith("kmmscand_")}
     m = re.search(r'^counters="([^"]*)"', read(os.path.join(GUEST,
                                                              "demo.sh")),
@@ -141,17 +193,17 @@ def test_the_kernel_side_is_found():
 
 
 def test_knobs_exist():
-    used = guest_knobs() | python_knobs()
-    assert {"scan_enabled", "smart_scan", "pmd_young", "skip_idle_mm"} \
-        <= used
+    used = guest_knobs() | python_knobs() | top_names()[0]
+    assert {"scan_enabled", "smart_scan", "pmd_young", "skip_idle_mm",
+            NICE_KNOB} <= used
     attrs, documented = sysfs_attributes(), abi_files()
     assert not used - attrs, "not in mm/kmmscand.c's kmmscand_attrs"
     assert not used - documented, "not in sysfs-kernel-mm-kmmscand"
 
 
 def test_vmstat_counters_exist():
-    used = harness_counters()
-    assert "kmmscand_pte_scanned" in used
+    used = harness_counters() | top_names()[1]
+    assert {"kmmscand_pte_scanned", "kmmscand_cpu_us"} <= used
     counters = vmstat_counters()
     assert not used - counters, "no such counter in the series' mm/vmstat.c"
     events = vm_events()
@@ -159,17 +211,46 @@ def test_vmstat_counters_exist():
         "no such event in the series' vm_event_item.h"
 
 
-def test_proc_figures_exist():
-    """tierbench reads owner_cpu_ns and owner_scans from
-    /proc/self/kmmscand."""
-    used = set()
-    for f in os.listdir(WORKLOADS):
-        if f.endswith(".c"):
-            used |= set(re.findall(r'kmm_figure\("(\w+)"\)',
-                                   read(os.path.join(WORKLOADS, f))))
-    assert used >= {"owner_cpu_ns", "owner_scans"}
-    shown = set(re.findall(r'seq_printf\(m, "(\w+) ', read(KMMSCAND_C)))
-    assert not used - shown, "not a line of /proc/<pid>/kmmscand"
+def test_memory_stat_entries_exist():
+    used = top_names()[3]
+    assert "kmmscand_migrated" in used
+    assert not used - memcg_events(), \
+        "not in the series' memcg_vm_event_stat[] (mm/memcontrol.c)"
+
+
+def test_proc_figures_exist(tmp_path):
+    """kmmscand-top.py reads these from /proc/<pid>/kmmscand, and its
+    tests lay out a /proc with PROC_FIGURES."""
+    from test_kmmscand_top import Machine
+    used = top_names()[2]
+    assert {"promoted", "kmmscand_cpu_ns", "scan_period_ms"} <= used
+    assert not used - set(PROC_FIGURES), "not in PROC_FIGURES"
+    Machine(tmp_path).process(100, "app")
+    faked = (tmp_path / "proc" / "100" / "kmmscand").read_text()
+    assert tuple(line.split()[0] for line in faked.splitlines()) == \
+        PROC_FIGURES, "test_kmmscand_top.py's /proc is not the kernel's"
+    assert tuple(proc_figures()) == PROC_FIGURES, \
+        "mm/kmmscand.c prints other lines in /proc/<pid>/kmmscand"
+
+
+def test_no_work_is_handed_to_processes():
+    """The kernel the harness is written for: the kmmscand thread does
+    all of kmmscand's work, at the nice level of its knob; no knob, figure,
+    counter or trace reason of scanning or copying in a process's own
+    context is left."""
+    knobs = sysfs_attributes()
+    assert NICE_KNOB in knobs and NICE_KNOB in abi_files()
+    for what, names in (("knob", knobs), ("documented knob", abi_files()),
+                        ("/proc/<pid>/kmmscand line", set(proc_figures())),
+                        ("vmstat counter", vmstat_counters()),
+                        ("memory.stat entry", memcg_events()),
+                        ("skip reason", skip_reasons())):
+        left = sorted(n for n in names if "owner" in n or "handed" in n)
+        assert not left, f"{what}s of work done by the processes: {left}"
+    assert "kmmscand_cpu_us" in vmstat_counters()
+    assert "kmmscand_cpu_us" not in memcg_events(), \
+        "memory.stat has the thread's CPU, which no cgroup is charged"
+    assert "kmmscand_cpu_ns" in proc_figures()
 
 
 def test_cost_model_defaults_exist():

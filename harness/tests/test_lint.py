@@ -27,7 +27,9 @@ def test_counts():
 
 def test_what_is_checked():
     files = lint.python_files()
-    assert files[-1].endswith(os.path.join("harness", "kmm"))
+    assert os.path.join(lint.HARNESS, "kmm") in files
+    tool = os.path.join(lint.REPO, "tools", "mm", "kmmscand-top.py")
+    assert tool in files and os.path.exists(tool)
     scripts = lint.shell_scripts()
     assert any(s.endswith("bench.sh") for s in scripts)
     assert scripts[-1].endswith(os.path.join(".ci", "run"))

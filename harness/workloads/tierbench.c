@@ -130,8 +130,7 @@ struct worker_pub {
 	char *volatile base;
 	volatile unsigned long ops;
 	/* CPU time spent during the run (not placing memory), seconds */
-	volatile double sys_s, user_s, owner_cpu_s;
-	volatile unsigned long owner_scans;
+	volatile double sys_s, user_s;
 };
 
 struct shared {
@@ -334,26 +333,6 @@ static size_t hot_page(const size_t *order, const double *cdf, size_t npages,
 }
 
 
-/*
- * A figure of /proc/self/kmmscand, @name; 0 where the kernel has no such
- * file.  owner_cpu_ns: what this process spent on kmmscand's work,
- * scanning and copying in its own context (part of its system time too);
- * owner_scans: the scan steps it ran.
- */
-static unsigned long long kmm_figure(const char *name)
-{
-	FILE *f = fopen("/proc/self/kmmscand", "r");
-	unsigned long long v, found = 0;
-	char key[64];
-
-	if (!f)
-		return 0;
-	while (fscanf(f, "%63s %llu", key, &v) == 2)
-		if (!strcmp(key, name))
-			found = v;
-	fclose(f);
-	return found;
-}
 /* Wait until the parent sets @flag; hundreds of waiters keep no CPU busy */
 static void wait_for_parent(volatile int *flag)
 {
@@ -421,8 +400,7 @@ static void worker(int id)
 	struct worker_pub *me = &sh->w[id];
 	struct accessor acc[MAX_THREADS];
 	struct rusage r0, r1;
-	double owner0;
-	unsigned long scans0, sum = 0;
+	unsigned long sum = 0;
 	char *base;
 	int i;
 
@@ -434,8 +412,6 @@ static void worker(int id)
 	me->ready = 1;
 	wait_for_parent(&sh->go);
 	getrusage(RUSAGE_SELF, &r0);
-	owner0 = kmm_figure("owner_cpu_ns") / 1e9;
-	scans0 = kmm_figure("owner_scans");
 	for (i = 0; i < o.threads; i++) {
 		acc[i] = (struct accessor){
 			.base = base, .order = order, .cdf = cdf,
@@ -454,8 +430,6 @@ static void worker(int id)
 		sum += acc[i].ops;
 	me->ops = sum;
 	getrusage(RUSAGE_SELF, &r1);
-	me->owner_cpu_s = kmm_figure("owner_cpu_ns") / 1e9 - owner0;
-	me->owner_scans = kmm_figure("owner_scans") - scans0;
 	me->sys_s = tv_diff(&r1.ru_stime, &r0.ru_stime);
 	me->user_s = tv_diff(&r1.ru_utime, &r0.ru_utime);
 	exit(0);
@@ -1122,8 +1096,7 @@ static void *stall_watch(void *arg)
 
 static void print_result(const struct sample *s, int n,
 			 const struct run_cost *c0, const struct run_cost *c1,
-			 double app_sys, double app_user, double owner_cpu,
-			 unsigned long owner_scans, long free_over_min)
+			 double app_sys, double app_user, long free_over_min)
 {
 	double t50 = crossing(s, n, 0, 50), t90 = crossing(s, n, 0, 90);
 	double peak = 0, last_t = s[n - 1].t, tail_from = last_t * 0.75;
@@ -1154,9 +1127,8 @@ static void print_result(const struct sample *s, int n,
 	       "final_hit=%.4f final_oracle_hit=%.4f final_fast_pages=%lu "
 	       "min_free_over_min_mib=%.2f fast_unreclaimable_start=%d "
 	       "fast_unreclaimable_end=%d t90_worst=%.2f t90_median=%.2f "
-	       "procs_t90=%d damon_cpu_s=%.2f kmmscand_owner_cpu_s=%.2f "
-	       "kmmscand_owner_scans=%lu stall_total_s=%.2f stall_max_s=%.2f "
-	       "tlb_shootdowns=%lu\n",
+	       "procs_t90=%d damon_cpu_s=%.2f stall_total_s=%.2f "
+	       "stall_max_s=%.2f tlb_shootdowns=%lu\n",
 	       t50, t90, converged, s[n - 1].cold, s[n - 1].hot, s[n - 1].ops,
 	       s[n - 1].ops / last_t,
 	       tail && tail < n - 1 ?
@@ -1172,8 +1144,7 @@ static void print_result(const struct sample *s, int n,
 	       s[n - 1].hit, s[n - 1].ohit, s[n - 1].fast,
 	       pages_mib(free_over_min), c0->unreclaimable, c1->unreclaimable,
 	       t90_worst, t90_median, procs_t90,
-	       c1->damon_cpu - c0->damon_cpu, owner_cpu, owner_scans,
-	       stall.total, stall.max,
+	       c1->damon_cpu - c0->damon_cpu, stall.total, stall.max,
 	       c1->tlb_shootdowns - c0->tlb_shootdowns);
 	print_vmstat_deltas(&c0->vm, &c1->vm);
 }
@@ -1291,8 +1262,7 @@ static void run(void)
 	struct sample *s = xmalloc(MAX_SAMPLES * sizeof(*s));
 	struct run_cost *c0 = xmalloc(sizeof(*c0)), *c1 = xmalloc(sizeof(*c1));
 	unsigned long p0, pt0;
-	double next, app_sys = 0, app_user = 0, owner_cpu = 0;
-	unsigned long owner_scans = 0;
+	double next, app_sys = 0, app_user = 0;
 	long lowest = node_marks(o.fast).free_over_min;
 	pthread_t watch_thread;
 	int n = 0, w;
@@ -1338,13 +1308,10 @@ static void run(void)
 	for (w = 0; w < o.workers; w++) {
 		waitpid(sh->w[w].pid, NULL, 0);
 		app_sys += sh->w[w].sys_s;
-		owner_cpu += sh->w[w].owner_cpu_s;
-		owner_scans += sh->w[w].owner_scans;
 		app_user += sh->w[w].user_s;
 	}
 	read_cost(c1);
-	print_result(s, n, c0, c1, app_sys, app_user, owner_cpu, owner_scans,
-		     lowest);
+	print_result(s, n, c0, c1, app_sys, app_user, lowest);
 }
 
 static void usage(const char *prog)

@@ -132,8 +132,8 @@ SAMPLE_MS = 500
 # The workloads of a full run: (h) only checks that the scan-cost
 # optimisations do not slow a set with no cold memory to save on, and is
 # left out to keep the full run well within 40 minutes; WORKLOADS=h runs
-# it.  So are (l) and (m), the many-process workloads of issue 16 (each
-# run takes longer to set up): WORKLOADS=l,m runs them.
+# it.  So are (l) and (m), the many-process workloads (each run takes
+# longer to set up): WORKLOADS=l,m runs them.
 FULL_WORKLOADS = ("a", "b", "c", "d", "e", "f", "g", "i", "j", "k")
 
 # The configurations a run with no CONFIGS= measures: DAMON as its

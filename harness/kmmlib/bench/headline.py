@@ -203,10 +203,9 @@ class Headline:
     def columns_text(self) -> str:
         return ("lowest: the mechanism with the lowest slowdown, \"A = B\" "
                 "or \"even\" where they are even, figures compared as "
-                "shown. CPU s: the kmmscand thread and the processes' share "
-                "of its work (kmmscand), the kdamond threads (DAMON); app "
-                "sys s: the application's system time, hint faults "
-                "included.")
+                "shown. CPU s: the kmmscand thread (kmmscand), the "
+                "kdamond threads (DAMON); app sys s: the application's "
+                "system time, hint faults included.")
 
     def legend(self) -> str:
         return (
@@ -239,7 +238,7 @@ def headline(table: Table, lat: Latencies = VM_LATENCIES) -> Headline | None:
             oracle=spread_of(runs_of(cfgs, "oracle"), "slowdown"),
             verdict=verdict(known),
             kmmscand_cpu=spread_of(runs_of(cfgs, "kmmscand"),
-                                   "kmmscand_work_cpu_s"),
+                                   "kmmscand_cpu_s"),
             damon_cpu=spread_of(runs_of(cfgs, "damon-paddr"), "damon_cpu_s"),
             app_sys={c: spread_of(runs_of(cfgs, c), "app_sys_s")
                      for c in ("numab", "kmmscand")}))

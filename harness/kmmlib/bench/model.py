@@ -276,11 +276,6 @@ class Row:
     vmstat: Figures
     damon: Figures | None
 
-    @property
-    def kmmscand_work_cpu_s(self) -> float:
-        """kmmscand's work wherever it ran (here: its thread's)."""
-        return self.kmmscand_cpu_s
-
     def to_json(self) -> dict[str, Any]:
         """As bench.json's "table" holds it."""
         return asdict(self)
@@ -294,7 +289,6 @@ class TierRow(Row):
     t90_median_s: float | None
     procs_t90: float | None
     tail_ops_vs_oracle: float | None
-    kmmscand_owner_cpu_s: float | None
     kmmscand_copy_s: float | None
     app_copy_s: float | None
     cost_vs_numab: float | None
@@ -305,11 +299,6 @@ class TierRow(Row):
     kcompactd_cpu_s: float | None
     min_free_over_min_mib: float | None
     kswapd_gave_up: str | None
-
-    @property
-    def kmmscand_work_cpu_s(self) -> float:
-        """kmmscand's thread and what the processes spent on its work."""
-        return self.kmmscand_cpu_s + (self.kmmscand_owner_cpu_s or 0)
 
 
 @dataclass(kw_only=True)
@@ -382,7 +371,6 @@ def tier_row(run: Run, res: Figures, nb: Figures | None,
         procs_t90=res.get("procs_t90"),
         tail_ops_vs_oracle=ratio(res["tail_ops_per_s"],
                                  orc["tail_ops_per_s"] if orc else None),
-        kmmscand_owner_cpu_s=res.get("kmmscand_owner_cpu_s"),
         kmmscand_copy_s=res.get("kmmscand_copy_s"),
         app_copy_s=res.get("app_copy_s"),
         app_sys_s=res["app_sys_s"],

@@ -36,7 +36,7 @@ SERVER_COLUMNS = ("config", "slowdown", "hit %", "hit/oracle",
                   "promoted/hot", "PTEs", "lost keys")
 
 COLUMNS = ("config", "slowdown", "hit %", "hit/oracle", "tail hit/oracle",
-           "kmmscand CPU s", "DAMON CPU s", "app sys s", "by owners s",
+           "kmmscand CPU s", "DAMON CPU s", "app sys s",
            "kmmscand copying s", "app copying s", "kswapd CPU s",
            "kcompactd CPU s", "t50 s", "t90 s", "t90/numab", "t90 worst s",
            "t90 median s", "hot on slow %", "cold prom %", "ops/oracle",
@@ -102,7 +102,6 @@ def server_cells(t: ServerRow) -> tuple[str, ...]:
 
 def tier_cells(t: TierRow) -> tuple[str, ...]:
     return (fmt(t.app_sys_s, ".2f"),
-            fmt(t.kmmscand_owner_cpu_s, ".2f"),
             fmt(t.kmmscand_copy_s, ".2f"),
             fmt(t.app_copy_s, ".2f"),
             fmt(t.kswapd_cpu_s, ".2f"),
