@@ -366,20 +366,29 @@ def deltas(old, new):
     return out
 
 
+def work_figures(promoted, failed, hot, ptes, scans, cpu_ns, secs):
+    """The figures a process row and a cgroup row share, over @secs."""
+    return {
+        "promoted_mb": pages_mb(promoted),
+        "promoted_mb_per_s": pages_mb(promoted) / secs,
+        "promote_failed": failed,
+        "hot_found": hot,
+        "hot_per_s": hot / secs,
+        "pte_scanned": ptes,
+        "scans": scans,
+        "scan_cpu_ms": cpu_ns / 1e6,
+        "scan_cpu_pct": cpu_ns / secs / 1e7,
+    }
+
+
 def process_row(proc, d, secs):
     return {
         "pid": proc.pid,
         "comm": proc.comm,
         "cgroup": proc.cgroup,
-        "promoted_mb": pages_mb(d["promoted"]),
-        "promoted_mb_per_s": pages_mb(d["promoted"]) / secs,
-        "promote_failed": d["promote_failed"],
-        "hot_found": d["slowtier_accessed"],
-        "hot_per_s": d["slowtier_accessed"] / secs,
-        "pte_scanned": d["pte_scanned"],
-        "scans": d["scans"],
-        "scan_cpu_ms": d["kmmscand_cpu_ns"] / 1e6,
-        "scan_cpu_pct": d["kmmscand_cpu_ns"] / secs / 1e7,
+        **work_figures(d["promoted"], d["promote_failed"],
+                       d["slowtier_accessed"], d["pte_scanned"],
+                       d["scans"], d["kmmscand_cpu_ns"], secs),
         "scan_period_ms": proc.stats.get("scan_period_ms", 0),
         "scan_size_mb": proc.stats.get("scan_size_mb", 0),
         "prctl_mode": proc.stats.get("prctl_mode", 0),
@@ -450,15 +459,11 @@ def cgroup_rows(sampler, old, new, ds, secs, flt):
         row = {
             "cgroup": path,
             "served": sampler.served(new.cgroups, path),
-            "promoted_mb": pages_mb(d["kmmscand_migrated"]),
-            "promoted_mb_per_s": pages_mb(d["kmmscand_migrated"]) / secs,
-            "promote_failed": d["kmmscand_migrate_failed"],
-            "hot_found": d["kmmscand_slowtier_accessed"],
-            "hot_per_s": d["kmmscand_slowtier_accessed"] / secs,
-            "pte_scanned": d["kmmscand_pte_scanned"],
-            "scans": d["kmmscand_mm_scans"],
-            "scan_cpu_ms": cpu_ns / 1e6,
-            "scan_cpu_pct": cpu_ns / secs / 1e7,
+            **work_figures(d["kmmscand_migrated"],
+                           d["kmmscand_migrate_failed"],
+                           d["kmmscand_slowtier_accessed"],
+                           d["kmmscand_pte_scanned"],
+                           d["kmmscand_mm_scans"], cpu_ns, secs),
             "processes": sum(v[1] for p, v in own.items() if under(p, path)),
         }
         if flt.cgroup_row(row, named):
