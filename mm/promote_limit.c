@@ -20,8 +20,9 @@
  * not fit is refused whole and charged nothing, since a folio is promoted
  * whole or not at all, and a refused folio stays where it is, to be offered
  * again.  Counting refused candidates too would let a burst of large
- * folios that do not fit shut out the small ones that would.  Candidates
- * are counted apart, in pgpromote_candidate.
+ * folios that do not fit shut out the small ones that would.  Each path
+ * counts its candidates itself: NUMA balancing's hot threshold follows
+ * its own, in pgpromote_candidate, and must not move with another path's.
  *
  * Each target node counts its grants in windows of one second.  The start
  * of the current window and the pages granted in it are one 64-bit word,
@@ -65,7 +66,6 @@
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/sysctl.h>
-#include <linux/vmstat.h>
 
 /* The limit is a rate per second: each window lasts one second. */
 #define PROMOTE_WINDOW_JIFFIES		HZ
@@ -288,9 +288,8 @@ unsigned long numa_promote_limit_pages(void)
  * @pgdat: the node the pages would be promoted to
  * @nr: the number of pages, folio_nr_pages() of the candidate folio
  *
- * Count the @nr pages as promotion candidates of @pgdat (pgpromote_candidate)
- * and grant them if they fit in the node's current window.  Ask before
- * isolating the folio: a refused folio must be left where it is.
+ * Grant the @nr pages if they fit in the current window of @pgdat, and
+ * charge them to it.  A refused folio must be left where it is.
  *
  * Context: Task context; does not sleep.
  * Return: true if the pages may be promoted, false if they are over the
@@ -301,9 +300,6 @@ bool numa_promote_allowed(struct pglist_data *pgdat, unsigned long nr)
 	unsigned long limit = numa_promote_limit_pages();
 	bool granted;
 
-#ifdef CONFIG_NUMA_BALANCING
-	mod_node_page_state(pgdat, PGPROMOTE_CANDIDATE, nr);
-#endif
 	granted = promote_stock_charge(get_cpu_ptr(&promote_stock),
 				       &pgdat->promote_window, jiffies, limit,
 				       nr, promote_stock_pages(limit,

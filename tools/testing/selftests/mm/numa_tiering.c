@@ -5,8 +5,10 @@
  * hot set from the lower tier to the top one. These hold on an unpatched
  * kernel; the kmmscand tests stand on them.
  *
- * two_tiers:              node 0 is in the top tier, node 1 (no CPUs) in a
- *                         lower one
+ * two_tiers:              a node with memory is in the top tier, and one
+ *                         with memory and no CPUs in a lower one, whatever
+ *                         their numbers (a two-socket machine with CXL
+ *                         memory has its slow nodes after both sockets)
  * numab_promotes_hot_set: a hot set placed on the slow node moves to the top
  *                         node and pgpromote_success grows; a cold set stays
  * numab_off_no_promotion: with kernel.numa_balancing=0 nothing moves
@@ -82,7 +84,7 @@ static bool tiers_required(void)
 TEST(two_tiers)
 {
 	struct tier_layout layout;
-	int ret, i;
+	int ret, i, top, slow;
 
 	ret = tier_read_layout(&layout);
 	if (ret == -ENOENT && !tiers_required())
@@ -92,21 +94,18 @@ TEST(two_tiers)
 	for (i = 0; i < layout.nr_tiers; i++)
 		TH_LOG("memory_tier%d: node mask %#llx", layout.tier_id[i],
 		       layout.nodes[i]);
-	if (!tiers_required()) {
-		if (!tier_node_has_memory(0) || !tier_node_has_memory(1))
-			SKIP(return, "nodes 0 and 1 do not both have memory");
-		if (layout.nr_tiers < 2)
-			SKIP(return, "one memory tier: no slower memory");
+	ret = tier_pick_nodes(&layout, &top, &slow);
+	if (ret && !tiers_required())
+		SKIP(return, "no top and lower tier that both have memory");
+	ASSERT_EQ(0, ret) {
+		TH_LOG("%d memory tiers: no top node and slow node with memory",
+		       layout.nr_tiers);
 	}
-	ASSERT_GE(layout.nr_tiers, 2);
-	ASSERT_EQ(0, tier_of_node(&layout, 0)) {
-		TH_LOG("node 0 is not in the top tier");
-	}
-	ASSERT_GT(tier_of_node(&layout, 1), 0) {
-		TH_LOG("node 1 is not in a lower tier");
-	}
-	ASSERT_FALSE(tier_node_has_cpus(1)) {
-		TH_LOG("node 1 has CPUs: it is not CPU-less memory");
+	TH_LOG("top node %d, slow node %d", top, slow);
+	ASSERT_EQ(0, tier_of_node(&layout, top));
+	ASSERT_GT(tier_of_node(&layout, slow), 0);
+	ASSERT_FALSE(tier_node_has_cpus(slow)) {
+		TH_LOG("node %d has CPUs: it is not CPU-less memory", slow);
 	}
 }
 

@@ -12,6 +12,11 @@
  *                    (at most 10% above it, at most 25% below it where
  *                    the paths can reach it) over RATE_MEASURE_MS
  * rate.zero_stops:   a limit of 0 promotes nothing
+ * rate.own_candidates: pgpromote_candidate counts NUMA balancing's
+ *                    candidates only: it grows at least as much as NUMA
+ *                    balancing promotes, and not at all while kmmscand
+ *                    alone promotes (NUMA balancing's hot threshold
+ *                    follows that counter)
  *
  * The rate tests run for NUMA balancing in tiering mode alone
  * (kernel.numa_balancing=2), for kmmscand alone and for both at once; the
@@ -20,6 +25,7 @@
  * test was killed on a timeout before it could restore it.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +78,11 @@
  * measuring: a few seconds, each one window.
  */
 #define SETTLE_MS		(3 * 1000)
+/*
+ * own_candidates: promotions to wait for, a few seconds at the limit;
+ * NUMA balancing alone reaches it slowly (see the rate fixture).
+ */
+#define OWN_PROMOTED_PAGES	256
 /* Access time with a limit of 0: ample time for either path to promote. */
 #define ZERO_MS			(10 * 1000)
 
@@ -367,6 +378,54 @@ TEST_F_TIMEOUT(rate, zero_stops, ZERO_TEST_TIMEOUT_S)
 	 * per-CPU deltas of earlier tests, so it is only logged.
 	 */
 	EXPECT_EQ(0, on_top);
+	tier_free(&hot);
+}
+
+/* Stop both paths; a candidate counted after this is not the test's. */
+static int stop_paths(void)
+{
+	int ret = tier_write_long(TIER_NUMA_BALANCING, 0);
+
+	if (!ret && saved.has_kmmscand)
+		ret = tier_write_str(KMMSCAND_ENABLED, "0");
+	return ret;
+}
+
+TEST_F_TIMEOUT(rate, own_candidates, RATE_TEST_TIMEOUT_S)
+{
+	struct tier_counter promoted = { .name = "pgpromote_success" };
+	unsigned long cand0, cand1, done0, done1, lo, hi;
+	struct tier_region hot;
+
+	if (variant->numab && variant->kmmscand)
+		SKIP(return, "two paths: their candidates are not told apart");
+	ASSERT_EQ(0, self->setup_err);
+	ASSERT_EQ(0, tier_write_long(RATE_LIMIT_MBPS, TEST_LIMIT_MBPS));
+	ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow, false));
+	/* The counters are node counters: fold the CPUs' deltas first */
+	ASSERT_EQ(0, tier_vmstat_refresh());
+	ASSERT_EQ(0, tier_vmstat("pgpromote_candidate", &cand0));
+	ASSERT_EQ(0, tier_vmstat("pgpromote_success", &done0));
+	ASSERT_EQ(0, start_paths(variant->numab, variant->kmmscand));
+
+	promoted.min = done0 + OWN_PROMOTED_PAGES;
+	ASSERT_TRUE(tier_wait(&hot, 1, tier_counter_reached, &promoted,
+			      START_TIMEOUT_MS)) {
+		TH_LOG("%lu pages promoted in %d s", promoted.last - done0,
+		       START_TIMEOUT_MS / 1000);
+	}
+	ASSERT_EQ(0, stop_paths());
+	ASSERT_EQ(0, tier_vmstat_refresh());
+	ASSERT_EQ(0, tier_vmstat("pgpromote_candidate", &cand1));
+	ASSERT_EQ(0, tier_vmstat("pgpromote_success", &done1));
+	TH_LOG("%s: pgpromote_success +%lu, pgpromote_candidate +%lu",
+	       paths_name(variant->numab, variant->kmmscand), done1 - done0,
+	       cand1 - cand0);
+	/* Each page NUMA balancing promoted at least; none of kmmscand's */
+	lo = variant->numab ? done1 - done0 : 0;
+	hi = variant->numab ? ULONG_MAX : 0;
+	EXPECT_GE(cand1 - cand0, lo);
+	EXPECT_LE(cand1 - cand0, hi);
 	tier_free(&hot);
 }
 
