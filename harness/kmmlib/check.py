@@ -476,7 +476,7 @@ def check(skip_static=False):
         f"programs and the test of kmmscand-top (up to {timeout} s)")
     res = vm.boot(image, guest_command(present, hotset), timeout,
                   log=os.path.join(LOGS, "check-console.log"),
-                  label="tests", echo=Progress(budgets))
+                  label="tests", echo=Progress(budgets), movable_dimm=True)
     say(f"VM run took {int(res.elapsed)} s; console: out/logs/check-console.log")
     if res.timed_out or res.status is None:
         t.add("VM run", "fail", "timed out" if res.timed_out else

@@ -476,7 +476,7 @@ def test_prefix(number, count, programs, tally):
     image = os.path.join(OBJ, "arch", "x86", "boot", "bzImage")
     run = vm.boot(image, f"sh {check.GUEST_RUNNER} {guest_out} {specs}",
                   timeout, log=console, label="series tests",
-                  echo=check.Progress())
+                  echo=check.Progress(), movable_dimm=True)
     # Each prefix's console and TAP are kept for the report.
     keep = os.path.join(OUT, "series-tests", str(number))
     shutil.rmtree(keep, ignore_errors=True)

@@ -51,7 +51,7 @@ def run(seconds):
     res = vm.boot(image, guest_command(seconds, timeout),
                   timeout + check.VM_MARGIN,
                   log=os.path.join(LOGS, "stress-console.log"),
-                  label="stress")
+                  label="stress", movable_dimm=True)
     tap_path = os.path.join(vm.VM_DIR, "stress", NAME + ".tap")
     text = ""
     if os.path.exists(tap_path):

@@ -2,7 +2,8 @@
 
 Node 0 holds both CPUs and fast memory. Node 1 is CPU-less memory whose
 HMAT latency and bandwidth are worse, so the kernel places it in a lower
-memory tier (6.12 needs both entries; latency alone leaves one tier).
+memory tier (6.12 needs both entries; latency alone leaves one tier). The
+test VMs also give node 0 a DIMM of movable, hot-pluggable memory.
 """
 
 import os
@@ -16,6 +17,8 @@ from .common import LOGS, OUT, REPO, die, ensure_dir, heavy_job, say
 from .deps import vng_path
 
 NODE_MEM = "2G"
+# The VM's boot memory: the two nodes' together, as virtme-ng's --memory.
+VM_MEM_MIB = 4096
 # HMAT figures of a DRAM node and a CXL-like node seen from CPU node 0:
 # latency in ns, bandwidth per second. The ratio, not the value, decides the
 # tier: 6.12 computes an abstract distance from both.
@@ -30,6 +33,20 @@ HMAT = [
     "-numa hmat-lb,initiator=0,target=1,hierarchy=memory,"
     "data-type=access-bandwidth,bandwidth=5G",
 ]
+# The test VMs' fast node also holds a DIMM of hot-pluggable memory, which
+# the kernel onlines movable: boot memory never goes offline, and a test
+# takes top-tier memory offline under kmmscand with it. Two memory blocks
+# of x86's 128 MiB. QEMU merges a second -m into virtme-ng's, adding the
+# slot and the room above boot memory that the DIMM is mapped in. The
+# bench VMs go without it, so that their figures stay comparable.
+DIMM_MIB = 256
+MOVABLE_DIMM = [
+    f"-m {VM_MEM_MIB}M,slots=1,maxmem={VM_MEM_MIB + DIMM_MIB}M",
+    f"-object memory-backend-ram,id=kmm-dimm,size={DIMM_MIB}M",
+    "-device pc-dimm,id=kmm-dimm0,memdev=kmm-dimm,node=0",
+]
+# The kernel onlines hot-added memory, the DIMM included, into ZONE_MOVABLE.
+MOVABLE_DIMM_APPEND = "memhp_default_state=online_movable"
 EXIT_MARK = "KMM-GUEST-EXIT="
 # x86's COMMAND_LINE_SIZE, the terminating NUL included: the kernel cuts a
 # longer command line, and virtme-ng puts its init= argument last.
@@ -79,17 +96,21 @@ def find_splats(console):
 
 
 def vng_cmd(image, guest_cmd, kvm, extra_append=(), repo=REPO, vm_dir=VM_DIR,
-            vng=None):
+            vng=None, movable_dimm=False):
+    """virtme-ng's command line; movable_dimm: a test VM's, with the DIMM."""
+    qemu_opts = HMAT + (MOVABLE_DIMM if movable_dimm else [])
     # --force-9p: no virtiofsd here; vng would wait for it before falling
     # back to 9p anyway.
     cmd = [vng or vng_path(), "--run", image, "--verbose", "--force-9p",
-           "--cpus", "2", "--memory", "4G",
+           "--cpus", "2", "--memory", f"{VM_MEM_MIB // 1024}G",
            "--numa", f"{NODE_MEM},cpus=0-1",
            "--numa", f"{NODE_MEM},initiator=0",
            # "=" form: the value starts with a dash.
-           "--qemu-opts=" + " ".join(HMAT),
+           "--qemu-opts=" + " ".join(qemu_opts),
            "--rwdir", vm_dir, "--cwd", repo,
            "--append", "printk.time=1"]
+    if movable_dimm:
+        cmd += ["--append", MOVABLE_DIMM_APPEND]
     for a in extra_append:
         cmd += ["--append", a]
     if not kvm:
@@ -168,10 +189,11 @@ class Result:
 
 
 def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
-         label="VM", extra_append=()):
+         label="VM", extra_append=(), movable_dimm=False):
     """Boot image, run guest_cmd, return a Result (status None: no exit).
 
     echo: True prints the guest command's output; a callable gets each line.
+    movable_dimm: a test VM, with the DIMM of movable memory on node 0.
     """
     if not os.path.exists(image):
         die(f"no kernel image at {image}: run `make kernel` first")
@@ -191,7 +213,8 @@ def boot(image, guest_cmd, timeout, kvm=None, log=None, echo=False,
     # The script is written under the lock: another boot from this checkout
     # may be waiting to write its own.
     with heavy_job(), open(log, "w", encoding="utf-8") as logf:
-        cmd = vng_cmd(image, script_cmd(wrap(guest_cmd)), kvm, extra_append)
+        cmd = vng_cmd(image, script_cmd(wrap(guest_cmd)), kvm, extra_append,
+                      movable_dimm=movable_dimm)
         check_cmdline(cmd, env)
         start = time.time()
         logf.write("$ " + " ".join(sh_quote(c) for c in cmd) + "\n")
@@ -267,7 +290,7 @@ def kvm_works(image):
 
 def run_cmd(image, guest_cmd, timeout):
     """make vm: run a command, show its output, return its exit status."""
-    res = boot(image, guest_cmd, timeout, echo=True)
+    res = boot(image, guest_cmd, timeout, echo=True, movable_dimm=True)
     if res.timed_out:
         die(f"the VM did not finish within {timeout} s; console log: "
             f"{os.path.join(LOGS, 'vm-console.log')}")
