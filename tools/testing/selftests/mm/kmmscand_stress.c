@@ -26,6 +26,9 @@
  *                      hot set larger than its room: kmmscand finds no
  *                      room there (kmmscand_no_room) and nothing breaks
  * memory_hotplug:      slow-node memory blocks offlined and onlined
+ * fast_tier_offline:   top-node movable memory blocks offlined and onlined
+ *                      while kmmscand promotes into them; nothing it
+ *                      isolated stays isolated
  * fault_injection:     failslab and fail_page_alloc in the daemon and in
  *                      processes being scanned
  * knobs_under_load:    every knob and sysctl written by several writers
@@ -47,6 +50,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
 #include <linux/magic.h>
 #include <numaif.h>
 #include <pthread.h>
@@ -208,6 +212,39 @@
 /* Time for the workers to place their sets before the first offline. */
 #define HOTPLUG_SETTLE_MS	500
 #define OFFLINE_TIMEOUT_MS	(15 * 1000)
+/* "memory" and a block number: the name of a memory block in sysfs. */
+#define BLOCK_NAME_LEN		32
+
+/*
+ * fast_tier_offline: the top node's movable blocks cycled per round, at
+ * most: the test VM's DIMM has two; a machine with more keeps its rounds
+ * short.  Boot memory never goes offline, hot-plugged movable memory does.
+ */
+#define FAST_OFFLINE_MAX_BLOCKS	8
+/* Workers keeping hot sets on the slow node meanwhile, and each one's set. */
+#define FAST_OFFLINE_WORKERS	3
+#define FAST_OFFLINE_SIZE	(8 * MIB)
+/*
+ * How long a worker keeps its set hot before it drops the set and faults
+ * it in on the slow node again, to be promoted anew: a few scan periods
+ * at the fastest settings, so that promotions never stop.
+ */
+#define FAST_OFFLINE_HOLD_MS	300
+/* How long to wait for kmmscand's first promotion before offlining. */
+#define FAST_OFFLINE_START_MS	(10 * 1000)
+/*
+ * The deadline of one offline: it migrates all that was promoted into the
+ * block, up to the whole block, which takes seconds under TCG and KASAN,
+ * and it waits for every folio kmmscand holds isolated there to come
+ * back; a folio that never does makes it run until interrupted.
+ */
+#define FAST_OFFLINE_TIMEOUT_MS	(60 * 1000)
+/*
+ * Once the workers are gone, how long the top and slow nodes' isolated
+ * counts may take to fall to zero: kmmscand puts back or migrates what
+ * it isolated within one batch, and others isolate only for a moment.
+ */
+#define ISOLATED_TIMEOUT_MS	(10 * 1000)
 
 /*
  * fault_injection: fail one allocation in FAULT_PROBABILITY_STR percent of the
@@ -255,6 +292,8 @@ struct stress_shared {
 	unsigned long ops;
 	unsigned long corrupt_pages;
 	unsigned long ksm_sharing_max;
+	/* Set when a case's workers that run until told to are to end. */
+	int stop_workers;
 };
 
 struct outcome {
@@ -1730,13 +1769,17 @@ static bool case_target_node_full(void)
 
 /* ------------------------------------------------------------ hotplug */
 
-/* Write @state to a memory block from a child we can interrupt. */
-static int block_set_state(const char *block, const char *state)
+/*
+ * Write @state to a memory block from a child, which is interrupted if
+ * the write has not returned within @timeout_ms.
+ */
+static int block_set_state_within(const char *block, const char *state,
+				  unsigned int timeout_ms)
 {
 	char path[256];
 	int status;
 	pid_t pid;
-	double until = tier_now() + OFFLINE_TIMEOUT_MS / 1000.0;
+	double until = tier_now() + timeout_ms / 1000.0;
 
 	snprintf(path, sizeof(path), MEMORY_DIR "/%s/state", block);
 	pid = fork_flushed();
@@ -1751,6 +1794,11 @@ static int block_set_state(const char *block, const char *state)
 		usleep(REAP_POLL_US);
 	}
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+static int block_set_state(const char *block, const char *state)
+{
+	return block_set_state_within(block, state, OFFLINE_TIMEOUT_MS);
 }
 
 static bool block_online(const char *block)
@@ -1822,6 +1870,228 @@ static bool case_memory_hotplug(void)
 				 env.slow, tried);
 	ksft_print_msg("memory_hotplug: %lu of %lu node-%d blocks off and on again\n",
 		       cycled, tried, env.slow);
+	return ok;
+}
+
+/*
+ * Whether a memory block is online, all of it in ZONE_MOVABLE (an online
+ * block shows the one zone it is in, or "none"), and not said to be
+ * unremovable: what can go offline whatever it holds.
+ */
+static bool block_movable(const char *block)
+{
+	char path[256], buf[TIER_VALUE_LEN];
+	long removable;
+
+	if (!block_online(block))
+		return false;
+	snprintf(path, sizeof(path), MEMORY_DIR "/%s/valid_zones", block);
+	if (tier_read_str(path, buf, sizeof(buf)) || strcmp(buf, "Movable"))
+		return false;
+	/* Only kept for old tools, which is why its absence is no answer */
+	snprintf(path, sizeof(path), MEMORY_DIR "/%s/removable", block);
+	return tier_read_long(path, &removable) || removable;
+}
+
+/* Up to @max movable blocks of @node, named in @names; how many. */
+static int movable_blocks(int node, char (*names)[BLOCK_NAME_LEN], int max)
+{
+	char dir[128];
+	struct dirent *de;
+	int nr, found = 0;
+	size_t len;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), NODE_DIR "/node%d", node);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && found < max) {
+		len = strlen(de->d_name);
+		if (sscanf(de->d_name, "memory%d", &nr) != 1 ||
+		    len >= BLOCK_NAME_LEN || !block_movable(de->d_name))
+			continue;
+		memcpy(names[found++], de->d_name, len + 1);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Keep a set hot on the slow node until the case says stop: hold it hot a
+ * while and check it, then drop its pages and fault them in on the slow
+ * node again, so that kmmscand keeps promoting it, into the top node's
+ * movable blocks among others.
+ */
+static int bounce_worker(void *arg)
+{
+	unsigned long seed = rng();
+	char *set = alloc_stamped(FAST_OFFLINE_SIZE, false, seed);
+
+	(void)arg;
+	if (!set)
+		return EXIT_NOMEM;
+	while (!__atomic_load_n(&env.sh->stop_workers, __ATOMIC_RELAXED)) {
+		touch_for(set, FAST_OFFLINE_SIZE, FAST_OFFLINE_HOLD_MS / 1000.0);
+		if (check_stamp(set, 0, FAST_OFFLINE_SIZE, seed, STAMP_EXACT))
+			return EXIT_CORRUPT;
+		if (madvise(set, FAST_OFFLINE_SIZE, MADV_DONTNEED))
+			return sys_fail();
+		if (stamp_on_node(set, 0, FAST_OFFLINE_SIZE, seed))
+			return EXIT_NOMEM;
+		count_op();
+	}
+	touch(set, FAST_OFFLINE_SIZE);
+	return check_stamp(set, 0, FAST_OFFLINE_SIZE, seed, STAMP_EXACT) ?
+	       EXIT_CORRUPT : EXIT_OK;
+}
+
+/* What the rounds of fast_tier_offline did. */
+struct offline_tally {
+	unsigned long offlined, cycled, rounds;
+	double slowest;
+};
+
+/*
+ * Take @nr movable blocks offline one after the other, so that promotions
+ * land in those still online meanwhile, then bring back, movable as they
+ * were, every one that went, also after a failure.  False if an offline
+ * was not done by its deadline or a block did not come back.
+ */
+static bool offline_round(char (*blocks)[BLOCK_NAME_LEN], int nr,
+			  struct offline_tally *t)
+{
+	bool ok = true;
+	int i, off;
+
+	for (off = 0; off < nr; off++) {
+		double start = tier_now(), took;
+
+		if (block_set_state_within(blocks[off], "offline",
+					   FAST_OFFLINE_TIMEOUT_MS)) {
+			ksft_print_msg("fast_tier_offline: %s still online after %.1f s\n",
+				       blocks[off], tier_now() - start);
+			ok = false;
+			break;
+		}
+		took = tier_now() - start;
+		if (took > t->slowest)
+			t->slowest = took;
+		t->offlined++;
+		count_op();
+	}
+	/* "online" alone may pick ZONE_NORMAL once the movable zone is empty */
+	for (i = 0; i < off; i++) {
+		if (block_set_state(blocks[i], "online_movable") ||
+		    !block_movable(blocks[i])) {
+			ksft_print_msg("fast_tier_offline: %s does not come back online movable\n",
+				       blocks[i]);
+			ok = false;
+			continue;
+		}
+		t->cycled++;
+		count_op();
+	}
+	t->rounds++;
+	return ok;
+}
+
+/* Pages of @node isolated from the LRU now; ULONG_MAX if unreadable. */
+static unsigned long node_isolated(int node)
+{
+	char path[128], key[TIER_VALUE_LEN];
+	unsigned long val, sum = 0;
+	int fields = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), NODE_DIR "/node%d/vmstat", node);
+	f = fopen(path, "r");
+	if (!f)
+		return ULONG_MAX;
+	while (fscanf(f, "%63s %lu", key, &val) == 2) {
+		if (strcmp(key, "nr_isolated_anon") &&
+		    strcmp(key, "nr_isolated_file"))
+			continue;
+		sum += val;
+		fields++;
+	}
+	fclose(f);
+	/* Both counters, or the kernel's names changed under us */
+	return fields == 2 ? sum : ULONG_MAX;
+}
+
+/* Condition for tier_wait(): neither node has a page isolated. */
+struct isolated_cond {
+	unsigned long top, slow;
+};
+
+static bool none_isolated(void *arg)
+{
+	struct isolated_cond *c = arg;
+
+	/* The per-CPU deltas folded in: a zero that does not lag */
+	tier_vmstat_refresh();
+	c->top = node_isolated(env.top);
+	c->slow = node_isolated(env.slow);
+	return !c->top && !c->slow;
+}
+
+static bool case_fast_tier_offline(void)
+{
+	char blocks[FAST_OFFLINE_MAX_BLOCKS][BLOCK_NAME_LEN];
+	struct tier_counter first = { .name = stat_name[MIGRATED] };
+	struct isolated_cond iso = { 0 };
+	struct offline_tally t = { 0 };
+	unsigned long before, during;
+	struct pool p = { 0 };
+	bool ok = true;
+	double end;
+	int i, nr;
+
+	if (access(MEMORY_DIR, F_OK))
+		return case_skip("no %s: kernel without memory hotplug",
+				 MEMORY_DIR);
+	nr = movable_blocks(env.top, blocks, FAST_OFFLINE_MAX_BLOCKS);
+	if (!nr)
+		return case_skip("no online movable memory block on node %d to offline",
+				 env.top);
+	env.sh->stop_workers = 0;
+	for (i = 0; i < FAST_OFFLINE_WORKERS; i++)
+		pool_add(&p, bounce_worker, NULL, 0);
+	/* Not an assertion: the offlines start when promotion runs, or anyway */
+	first.min = vmstat_now(MIGRATED) + 1;
+	tier_wait(NULL, 0, tier_counter_reached, &first, FAST_OFFLINE_START_MS);
+	before = vmstat_now(MIGRATED);
+	end = tier_now() + env.case_seconds;
+	do {
+		ok = offline_round(blocks, nr, &t);
+	} while (ok && tier_now() < end);
+	tier_vmstat_refresh();
+	during = vmstat_now(MIGRATED) - before;
+	__atomic_store_n(&env.sh->stop_workers, 1, __ATOMIC_RELAXED);
+	pool_drain(&p, tier_now() + REAP_TIMEOUT_MS / 1000.0);
+	ok = outcome_ok("fast_tier_offline", &p.out, false) && ok;
+	ksft_print_msg("fast_tier_offline: %d node-%d blocks, %lu rounds\n",
+		       nr, env.top, t.rounds);
+	ksft_print_msg("fast_tier_offline: %lu offline, %lu back, slowest %.1f s\n",
+		       t.offlined, t.cycled, t.slowest);
+	ksft_print_msg("fast_tier_offline: %lu pages promoted meanwhile\n",
+		       during);
+	if (!t.cycled) {
+		ksft_print_msg("fast_tier_offline: no node-%d block went offline and came back\n",
+			       env.top);
+		ok = false;
+	}
+	if (!during) {
+		ksft_print_msg("fast_tier_offline: nothing promoted during the offlines\n");
+		ok = false;
+	}
+	if (!tier_wait(NULL, 0, none_isolated, &iso, ISOLATED_TIMEOUT_MS)) {
+		ksft_print_msg("fast_tier_offline: %d s on, isolated: node %d %lu, node %d %lu\n",
+			       ISOLATED_TIMEOUT_MS / 1000, env.top, iso.top,
+			       env.slow, iso.slow);
+		ok = false;
+	}
 	return ok;
 }
 
@@ -2367,6 +2637,7 @@ static const struct stress_case cases[] = {
 	{ "oom_mid_promotion",	case_oom_mid_promotion,	10 },
 	{ "target_node_full",	case_target_node_full,	10 },
 	{ "memory_hotplug",	case_memory_hotplug,	5 },
+	{ "fast_tier_offline",	case_fast_tier_offline,	5 },
 	{ "fault_injection",	case_faults,		15 },
 	{ "knobs_under_load",	case_knobs_under_load,	10 },
 	{ "isolation",		case_isolation,		5 },
