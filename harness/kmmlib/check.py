@@ -270,10 +270,22 @@ def build_kselftests():
     return present
 
 
+# The diagnostic lines of a failed case kept for its report line.
+FAIL_DIAG_LINES = 3
+
+
 def parse_tap(text):
-    """(name, outcome, detail) for each test case of a TAP stream."""
+    """(name, outcome, detail) for each test case of a TAP stream.
+
+    A failed case's detail is the last of the diagnostic lines ("# ...")
+    printed since the case before it: kselftests print them before the
+    result line they explain."""
     cases = []
+    diag = []
     for line in text.splitlines():
+        if line.startswith("#"):
+            diag.append(line.lstrip("# ").rstrip())
+            continue
         # "ok 3 name # SKIP why"; ksft_test_result_skip() writes no name
         m = re.match(r"^(not ok|ok) \d+ ?(.*?)(?:\s*#\s*(SKIP|TODO|XFAIL)\b(.*))?$",
                      line)
@@ -284,8 +296,27 @@ def parse_tap(text):
         elif m.group(1) == "ok":
             cases.append((m.group(2), "pass", ""))
         else:
-            cases.append((m.group(2), "fail", ""))
+            cases.append((m.group(2), "fail",
+                          "; ".join(d for d in diag[-FAIL_DIAG_LINES:] if d)))
+        diag = []
     return cases
+
+
+def failed_case_diagnostics(text, limit=20):
+    """(name, lines) of each failed case of a TAP stream: the last @limit
+    diagnostic lines printed since the result before it."""
+    out = []
+    diag = []
+    for line in text.splitlines():
+        if line.startswith("#"):
+            diag.append(line)
+            continue
+        m = re.match(r"^not ok \d+ ?(.*?)(?:\s*#.*)?$", line)
+        if m:
+            out.append((m.group(1), diag[-limit:]))
+        if re.match(r"^(not )?ok \d+", line):
+            diag = []
+    return out
 
 
 def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
@@ -310,8 +341,9 @@ def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
         elif not cases:
             t.add(f"{prefix}{name}", "fail" if rc != "4" else "skip",
                   f"no TAP results, exit {rc}")
-        if any(o == "fail" for _, o, _ in cases):
-            print("\n".join("      " + ln for ln in text.splitlines()[-40:]))
+        for case, diag in failed_case_diagnostics(text):
+            print(f"      {name}: {case} failed after:")
+            print("\n".join("        " + ln for ln in diag))
 
 
 def kunit_cases(group, prefix=""):

@@ -74,3 +74,37 @@ def test_tally_prints_passes_once_as_counts(capsys):
     assert any(ln.split()[:2] == ["kselftest", "kmmscand"] and
                ln.endswith("1 passed, 1 failed, 1 skipped") for ln in report)
     assert "  kselftest kmmscand: many_processes_promoted" in report
+
+
+# A kselftest prints a case's diagnostics before its result line.
+STRESS_TAP = """TAP version 13
+1..3
+# oom_mid_promotion: 4 rounds, 4 OOM kills
+ok 1 oom_mid_promotion
+# target_node_full: node 0 free 55 MiB, high watermarks + margin 54 MiB
+# target_node_full: promoted 0, kswapd runs +0
+# target_node_full: no room 0, back-offs 0
+# target_node_full: kmmscand never found node 0 full
+not ok 2 target_node_full
+# memory_hotplug: 1 of 2 node-1 blocks off and on again
+ok 3 memory_hotplug
+# Totals: pass:2 fail:1 xfail:0 xpass:0 skip:0 error:0
+"""
+
+
+def test_failed_case_detail_is_its_own_diagnostics():
+    cases = check.parse_tap(STRESS_TAP)
+    assert [(c, o) for c, o, _ in cases] == [
+        ("oom_mid_promotion", "pass"), ("target_node_full", "fail"),
+        ("memory_hotplug", "pass")]
+    detail = cases[1][2]
+    assert detail.endswith("kmmscand never found node 0 full")
+    assert "memory_hotplug" not in detail and "OOM kills" not in detail
+
+
+def test_failed_case_diagnostics_printed_not_the_tail():
+    found = check.failed_case_diagnostics(STRESS_TAP)
+    assert [c for c, _ in found] == ["target_node_full"]
+    lines = found[0][1]
+    assert len(lines) == 4
+    assert all("target_node_full" in ln for ln in lines)
