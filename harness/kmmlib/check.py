@@ -342,6 +342,8 @@ def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
             t.add(f"{prefix}{name}", "fail" if rc != "4" else "skip",
                   f"no TAP results, exit {rc}")
         for case, diag in failed_case_diagnostics(text):
+            if not diag:
+                continue
             print(f"      {name}: {case} failed after:")
             print("\n".join("        " + ln for ln in diag))
 
