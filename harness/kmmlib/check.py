@@ -33,7 +33,7 @@ KSELFTESTS = [
     # machine, as long as promotion makes progress.
     ("kmmscand", 1200),
     ("promote_rate_limit", 900),
-    # The bounded form of the stress suite: about 80 s under TCG.
+    # The bounded form of the stress suite: about 150 to 190 s under TCG.
     ("kmmscand_stress", 600),
 ]
 # The test of tools/mm/kmmscand-top.py on a real run, with its timeout: a

@@ -96,9 +96,9 @@
 
 /*
  * Seconds of stress by default, shared among the cases: the bounded form
- * make check runs. The cases' minimum times, the fill and the isolation
- * watch come on top: about 80 s in all on the debug kernel under TCG,
- * within the two minutes the check may grow by.
+ * make check runs. The cases' minimum times, the fill, the waits for a
+ * full node and for offlines, and the isolation watch come on top: about
+ * 150 to 190 s in all on the debug kernel under TCG.
  */
 #define DEFAULT_SECONDS		40
 /* No case gets less: under TCG, placing and stamping take a second. */
