@@ -270,21 +270,23 @@ def build_kselftests():
     return present
 
 
-# The diagnostic lines of a failed case kept for its report line.
+# The diagnostic lines of a failed case: on its report line, and printed
+# under the program's results.
 FAIL_DIAG_LINES = 3
+FAIL_DIAG_PRINTED = 20
 
 
-def parse_tap(text):
-    """(name, outcome, detail) for each test case of a TAP stream.
+def tap_cases(text):
+    """(name, outcome, detail, diag) for each test case of a TAP stream.
 
-    A failed case's detail is the last of the diagnostic lines ("# ...")
-    printed since the case before it: kselftests print them before the
-    result line they explain."""
+    diag is the diagnostic lines ("# ...") printed since the case before
+    it: kselftests print them before the result line they explain.  A
+    failed case's detail is the last few of them."""
     cases = []
     diag = []
     for line in text.splitlines():
         if line.startswith("#"):
-            diag.append(line.lstrip("# ").rstrip())
+            diag.append(line)
             continue
         # "ok 3 name # SKIP why"; ksft_test_result_skip() writes no name
         m = re.match(r"^(not ok|ok) \d+ ?(.*?)(?:\s*#\s*(SKIP|TODO|XFAIL)\b(.*))?$",
@@ -292,31 +294,29 @@ def parse_tap(text):
         if not m:
             continue
         if m.group(3) == "SKIP":
-            cases.append((m.group(2), "skip", m.group(4).strip()))
+            outcome, detail = "skip", m.group(4).strip()
         elif m.group(1) == "ok":
-            cases.append((m.group(2), "pass", ""))
+            outcome, detail = "pass", ""
         else:
-            cases.append((m.group(2), "fail",
-                          "; ".join(d for d in diag[-FAIL_DIAG_LINES:] if d)))
+            outcome = "fail"
+            detail = "; ".join(d.lstrip("# ").rstrip()
+                               for d in diag[-FAIL_DIAG_LINES:]
+                               if d.lstrip("# "))
+        cases.append((m.group(2), outcome, detail, diag))
         diag = []
     return cases
 
 
-def failed_case_diagnostics(text, limit=20):
-    """(name, lines) of each failed case of a TAP stream: the last @limit
-    diagnostic lines printed since the result before it."""
-    out = []
-    diag = []
-    for line in text.splitlines():
-        if line.startswith("#"):
-            diag.append(line)
-            continue
-        m = re.match(r"^not ok \d+ ?(.*?)(?:\s*#.*)?$", line)
-        if m:
-            out.append((m.group(1), diag[-limit:]))
-        if re.match(r"^(not )?ok \d+", line):
-            diag = []
-    return out
+def parse_tap(text):
+    """(name, outcome, detail) for each test case of a TAP stream."""
+    return [c[:3] for c in tap_cases(text)]
+
+
+def failed_case_diagnostics(text):
+    """(name, lines) of each failed case of a TAP stream: the last
+    FAIL_DIAG_PRINTED diagnostic lines printed since the case before it."""
+    return [(name, diag[-FAIL_DIAG_PRINTED:])
+            for name, outcome, _, diag in tap_cases(text) if outcome == "fail"]
 
 
 def report_kselftests(t, present, tap_dir=None, prefix="kselftest "):
