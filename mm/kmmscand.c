@@ -597,6 +597,27 @@
 #define KMMSCAND_NICE			(-20)
 
 /*
+ * Migration workers, see "kmmscand migration workers".
+ *
+ * KMMSCAND_MIGRATE_THREADS: the default of migrate_threads.  Copying is
+ * most of what the thread does while it promotes, so the share of one CPU
+ * that its nice level buys on a crowded machine caps promotion for every
+ * process at once.  Four such shares lift that cap while bounding what
+ * kmmscand can take from the machine's busy tasks to four of them.
+ *
+ * KMMSCAND_MIGRATE_THREADS_LIMIT: each worker keeps a batch of entries
+ * (24 KiB) once it has been used; eight CPUs copy more than any rate limit
+ * short of several GB/s lets through.
+ *
+ * KMMSCAND_COPY_MIN_PAGES: the least handed to a worker, 256 KiB: a
+ * smaller batch costs about as much to hand over and account for as its
+ * copy saves.
+ */
+#define KMMSCAND_MIGRATE_THREADS	4
+#define KMMSCAND_MIGRATE_THREADS_LIMIT	8
+#define KMMSCAND_COPY_MIN_PAGES		64
+
+/*
  * Smart scan, see "kmmscand region history".
  *
  * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
@@ -738,7 +759,7 @@ struct kmmscand_scan_state {
  * @accessed: accessed slow-tier base pages they found
  * @promoted: base pages the kmmscand thread migrated
  * @failed: base pages the kmmscand thread failed to migrate
- * @cpu_ns: CPU time of the kmmscand thread on the mm
+ * @cpu_ns: CPU time of the kmmscand thread and its workers on the mm
  *
  * The thread updates them while it holds the slot.
  */
@@ -1019,6 +1040,8 @@ static unsigned long kmmscand_smart_scan_max_skips __read_mostly =
 	KMMSCAND_SMART_SCAN_MAX_SKIPS;
 static bool kmmscand_skip_idle_mm __read_mostly = true;
 static long kmmscand_nice __read_mostly = KMMSCAND_NICE;
+static unsigned long kmmscand_migrate_threads __read_mostly =
+	KMMSCAND_MIGRATE_THREADS;
 static bool kmmscand_scan_by_default __read_mostly = true;
 static unsigned long kmmscand_min_heat __read_mostly = KMMSCAND_MIN_HEAT;
 static struct kmmscand_tuning kmmscand_tuning = {
@@ -1085,6 +1108,8 @@ static int kmmscand_node_order[MAX_NUMNODES];
  *	KMMSCAND_HEAT_MAX; 0 stands for 1
  * @threshold_changed: jiffies when @threshold last changed
  * @last_refused: jiffies when the node last refused candidates
+ * @in_flight: base pages that workers are migrating to the node, counted
+ *	against its room until their jobs are settled
  */
 struct kmmscand_node {
 	unsigned long limited_until;
@@ -1096,6 +1121,7 @@ struct kmmscand_node {
 	unsigned int threshold;
 	unsigned long threshold_changed;
 	unsigned long last_refused;
+	unsigned long in_flight;
 };
 
 static struct kmmscand_node kmmscand_nodes[MAX_NUMNODES];
@@ -2072,7 +2098,9 @@ static int kmmscand_choose_target(struct kmmscand_walk_ctl *ctl, int src_nid,
 	nodes_clear(ctl->has_room);
 	for (i = 0; i < nr; i++)
 		if (node_isset(order[i], ctl->allowed) &&
-		    kmmscand_has_room(NODE_DATA(order[i]), nr_pages, nr_pages))
+		    kmmscand_has_room(NODE_DATA(order[i]),
+				      kmmscand_nodes[order[i]].in_flight +
+				      nr_pages, nr_pages))
 			node_set(order[i], ctl->has_room);
 
 	return kmmscand_pick_node(order, nr, &ctl->allowed, &ctl->has_room,
@@ -2225,7 +2253,8 @@ kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
 	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
 	    !node_isset(src, ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr, nr))
+	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr +
+				    kmmscand_nodes[target].in_flight, nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
 	else if (migrate_misplaced_folio_prepare(folio, c->vma, target))
 		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
@@ -2272,21 +2301,22 @@ static void kmmscand_drop_entries(struct mm_struct *mm,
 }
 
 /*
- * Migrate the folios of @isolated, those of the entries of @entry[0, @nr)
- * marked isolated, to @target with one call, so that their unmapping
- * shares TLB flushes (see migrate_misplaced_folios()), then count and
- * trace each, and mark those that moved in the heat of @ms if given.  The
+ * The folios of the entries of @entry[0, @nr) marked isolated were
+ * migrated to @target with one call, so that their unmapping shared TLB
+ * flushes (see migrate_misplaced_folios()); @isolated holds those that
+ * were not.  Put them back, then count and trace each entry, and mark
+ * those that moved in the heat of @ms if given.  The
  * entries are sorted by folio, so a folio that failed is found by
  * bisection; the others may be freed already and are not looked at.  No
- * lock is needed: the isolations hold the folios.  Return the base pages
+ * lock is needed: the isolations held the folios.  Return the base pages
  * migrated.
  */
-static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
-					      struct kmmscand_mm_slot *ms,
-					      struct list_head *isolated,
-					      struct kmmscand_candidate *entry,
-					      unsigned int nr, int target,
-					      unsigned long *failed)
+static unsigned long kmmscand_settle_entries(struct mm_struct *mm,
+					     struct kmmscand_mm_slot *ms,
+					     struct list_head *isolated,
+					     struct kmmscand_candidate *entry,
+					     unsigned int nr, int target,
+					     unsigned long *failed)
 {
 	struct kmmscand_candidate key, *c;
 	enum kmmscand_promote_result result;
@@ -2295,9 +2325,6 @@ static unsigned long kmmscand_migrate_entries(struct mm_struct *mm,
 	unsigned int i;
 
 	*failed = 0;
-	if (list_empty(isolated))
-		return 0;
-	migrate_misplaced_folios(isolated, target);
 	list_for_each_entry(folio, isolated, lru) {
 		key.folio = folio;
 		c = bsearch(&key, entry, nr, sizeof(*c),
@@ -2339,18 +2366,282 @@ static void kmmscand_count_moved(struct kmmscand_mm_slot *ms,
 }
 
 /*
+ * A visit of @ms took its figures from @was to what they are: count the
+ * CPU time in kmmscand_cpu_us, whole microseconds of the running total so
+ * that no remainder is lost, and the work in the memory cgroup of the
+ * mm's owner, for memory.stat.  The other global counters were counted as
+ * the work was done.
+ */
+static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
+				 const struct kmmscand_mm_stats *was)
+{
+	const struct kmmscand_mm_stats *now = &ms->stats;
+	struct mm_struct *mm = ms->slot.mm;
+	unsigned long us;
+
+	us = div_u64(now->cpu_ns, NSEC_PER_USEC) -
+	     div_u64(was->cpu_ns, NSEC_PER_USEC);
+	count_vm_events(KMMSCAND_CPU_US, us);
+	count_memcg_events_mm(mm, KMMSCAND_MM_SCANS, now->scans - was->scans);
+	count_memcg_events_mm(mm, KMMSCAND_PTE_SCANNED,
+			      now->pte_scanned - was->pte_scanned);
+	count_memcg_events_mm(mm, KMMSCAND_SLOWTIER_ACCESSED,
+			      now->accessed - was->accessed);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATED,
+			      now->promoted - was->promoted);
+	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED,
+			      now->failed - was->failed);
+}
+
+/**
+ * DOC: kmmscand migration workers
+ *
+ * Copying is most of the thread's work while it promotes, and the thread
+ * runs on one CPU at a time: on a crowded machine its nice level buys it
+ * a fixed share of one CPU, which then caps promotion for every process.
+ * So the thread shares each batch that it has isolated with the idle
+ * workers of an unbound workqueue, which run at its nice level: each
+ * worker is handed a share, the thread migrates the last one itself and
+ * scans on.  With no worker idle it migrates the whole batch.  It never
+ * waits for a worker except at the end of a pass, when it takes every job
+ * back.
+ *
+ * A job holds a reference to its mm (mm_users), which keeps the mm's slot
+ * too (see __kmmscand_exit()).  The worker only migrates the folios that
+ * the thread isolated; the thread settles the job between two scan steps
+ * (counts, traces, heat, the mm's CPU time), so that the slot's fields
+ * have one writer.  The pages in flight to a node count against its room
+ * until then, so that concurrent batches cannot take a node below its
+ * watermark between them.  The thread and up to migrate_threads - 1
+ * workers, no more than there are online CPUs, copy at once.
+ */
+/*
+ * A job of a worker: the thread owns it while !@busy, the worker from the
+ * hand-over until it sets @done, and the thread again from then on.
+ */
+struct kmmscand_copy {
+	struct work_struct work;
+	struct list_head folios;
+	struct kmmscand_candidate *entry;
+	unsigned int nr;
+	unsigned long pages;
+	struct kmmscand_mm_slot *ms;
+	struct mm_struct *mm;
+	int target;
+	u64 cpu_ns;
+	bool busy;
+	bool done;
+};
+
+static struct workqueue_struct *kmmscand_wq __ro_after_init;
+static struct kmmscand_copy kmmscand_copies[KMMSCAND_MIGRATE_THREADS_LIMIT - 1];
+
+static void kmmscand_copy_work(struct work_struct *work)
+{
+	struct kmmscand_copy *c = container_of(work, struct kmmscand_copy,
+					       work);
+	u64 runtime = task_sched_runtime(current);
+
+	migrate_misplaced_folios(&c->folios, c->target);
+	c->cpu_ns = task_sched_runtime(current) - runtime;
+	/* Pairs with smp_load_acquire() in kmmscand_settle_copies() */
+	smp_store_release(&c->done, true);
+}
+
+/*
+ * The workers copy at the thread's nice level, see KMMSCAND_NICE, each on
+ * the CPU its job is queued for (kmmscand_copy_cpu()): left to the
+ * scheduler, a worker woken by the thread stays on the thread's CPU, and
+ * the two share one CPU's worth of their nice level.
+ */
+static int kmmscand_set_wq_nice(long nice)
+{
+	struct workqueue_attrs *attrs;
+	int err;
+
+	if (!kmmscand_wq)
+		return 0;
+	attrs = alloc_workqueue_attrs();
+	if (!attrs)
+		return -ENOMEM;
+	attrs->nice = nice;
+	attrs->affn_scope = WQ_AFFN_CPU;
+	attrs->affn_strict = true;
+	err = apply_workqueue_attrs(kmmscand_wq, attrs);
+	free_workqueue_attrs(attrs);
+	return err;
+}
+
+/*
+ * The CPU for the next job that migrates to @nid: the next CPU of the node,
+ * or of the machine if the node has none, other than the thread's own.
+ */
+static int kmmscand_copy_cpu(int nid)
+{
+	static int last = -1;
+	const struct cpumask *near = cpumask_of_node(nid);
+	int self = raw_smp_processor_id();
+	int i, cpu = last;
+
+	if (!cpumask_intersects(near, cpu_online_mask))
+		near = cpu_online_mask;
+	for (i = 0; i < 2; i++) {
+		cpu = cpumask_next_and(cpu, near, cpu_online_mask);
+		if (cpu >= nr_cpu_ids)
+			cpu = cpumask_first_and(near, cpu_online_mask);
+		if (cpu != self)
+			break;
+	}
+	last = cpu;
+	return cpu;
+}
+
+/* How many workers migrate_threads and the online CPUs allow */
+static unsigned int kmmscand_workers(void)
+{
+	unsigned long threads = READ_ONCE(kmmscand_migrate_threads);
+
+	if (!kmmscand_wq)
+		return 0;
+	threads = min_t(unsigned long, threads, num_online_cpus());
+	return min_t(unsigned long, threads - 1, ARRAY_SIZE(kmmscand_copies));
+}
+
+/* Count and trace what the worker of @c migrated, and take the job back */
+static void kmmscand_settle_copy(struct kmmscand_copy *c)
+{
+	struct kmmscand_mm_slot *ms = c->ms;
+	struct kmmscand_mm_stats was = ms->stats;
+	unsigned long moved, failed;
+
+	moved = kmmscand_settle_entries(c->mm, ms, &c->folios, c->entry, c->nr,
+					c->target, &failed);
+	kmmscand_count_moved(ms, moved, failed);
+	ms->stats.cpu_ns += c->cpu_ns;
+	kmmscand_count_visit(ms, &was);
+	kmmscand_nodes[c->target].in_flight -= c->pages;
+	mmput_async(c->mm);
+	c->busy = false;
+}
+
+/*
+ * Settle the jobs that the workers finished; with @wait, wait for the
+ * others and settle them too.  The jobs of @current_ms, the slot whose scan
+ * step is under way, are left alone, so that the step's own accounting
+ * (kmmscand_count_visit()) sees none of them.
+ */
+static void kmmscand_settle_copies(bool wait,
+				   struct kmmscand_mm_slot *current_ms)
+{
+	struct kmmscand_copy *c;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kmmscand_copies); i++) {
+		c = &kmmscand_copies[i];
+		if (!c->busy || c->ms == current_ms)
+			continue;
+		if (wait)
+			flush_work(&c->work);
+		/* Pairs with smp_store_release() in kmmscand_copy_work() */
+		else if (!smp_load_acquire(&c->done))
+			continue;
+		kmmscand_settle_copy(c);
+	}
+}
+
+/*
+ * Give @c the entries [@from, @end) of @ctl's batch, whose @nr_isolated
+ * isolated folios hold @pages base pages
+ */
+static void kmmscand_hand_to(struct kmmscand_copy *c,
+			     struct kmmscand_walk_ctl *ctl, unsigned int from,
+			     unsigned int end, unsigned int nr_isolated,
+			     unsigned long pages)
+{
+	memcpy(c->entry, ctl->batch->entry + from,
+	       (end - from) * sizeof(*c->entry));
+	c->nr = end - from;
+	/* The isolated folios are listed in the order of their entries */
+	INIT_LIST_HEAD(&c->folios);
+	while (nr_isolated--)
+		list_move_tail(ctl->moving.next, &c->folios);
+	c->pages = pages;
+	c->target = ctl->moving_to;
+	c->ms = ctl->ms;
+	c->mm = ctl->mm;
+	/* The thread holds a reference for the scan step */
+	mmget(c->mm);
+	c->busy = true;
+	c->done = false;
+	kmmscand_nodes[c->target].in_flight += pages;
+	queue_work_on(kmmscand_copy_cpu(c->target), kmmscand_wq, &c->work);
+}
+
+/*
+ * Share the batch that @ctl holds isolated between the idle workers and
+ * the thread, in shares of KMMSCAND_COPY_MIN_PAGES or more, and hand the
+ * workers theirs.  Return the index of the first entry the thread keeps.
+ */
+static unsigned int kmmscand_hand_out(struct kmmscand_walk_ctl *ctl)
+{
+	struct kmmscand_copy *idle[ARRAY_SIZE(kmmscand_copies)];
+	struct kmmscand_candidate *entry = ctl->batch->entry;
+	unsigned int i, end, from = 0, nr_idle = 0, nr_shares, nr_isolated;
+	unsigned int nr_workers = kmmscand_workers();
+	unsigned long pages = 0, share, got;
+
+	/* A worker that is done is taken back as soon as it can be */
+	kmmscand_settle_copies(false, ctl->ms);
+	for (i = 0; i < nr_workers; i++)
+		if (!kmmscand_copies[i].busy)
+			idle[nr_idle++] = &kmmscand_copies[i];
+	for (i = 0; i < ctl->moving_end; i++)
+		if (entry[i].isolated)
+			pages += entry[i].nr;
+	nr_shares = min_t(unsigned long, nr_idle + 1,
+			  pages / KMMSCAND_COPY_MIN_PAGES);
+	if (nr_shares < 2)
+		return 0;
+	/* The last share is the thread's */
+	share = pages / nr_shares;
+	for (i = 0; i + 1 < nr_shares; i++) {
+		if (!idle[i]->entry)
+			idle[i]->entry = kvmalloc_array(KMMSCAND_BATCH_MAX,
+							sizeof(*entry),
+							GFP_KERNEL);
+		if (!idle[i]->entry)
+			break;
+		got = 0;
+		nr_isolated = 0;
+		for (end = from; end < ctl->moving_end && got < share; end++) {
+			if (!entry[end].isolated)
+				continue;
+			got += entry[end].nr;
+			nr_isolated++;
+		}
+		kmmscand_hand_to(idle[i], ctl, from, end, nr_isolated, got);
+		from = end;
+	}
+	return from;
+}
+
+/*
  * Migrate what kmmscand_isolate_batch() isolated, with the mmap_lock
  * given up: the isolations hold the folios, and no VMA is needed any more.
  */
 static void kmmscand_migrate_batch(struct kmmscand_walk_ctl *ctl)
 {
 	unsigned long moved, failed;
+	unsigned int from;
 
 	if (list_empty(&ctl->moving))
 		return;
-	moved = kmmscand_migrate_entries(ctl->mm, ctl->ms, &ctl->moving,
-					 ctl->batch->entry, ctl->moving_end,
-					 ctl->moving_to, &failed);
+	from = kmmscand_hand_out(ctl);
+	migrate_misplaced_folios(&ctl->moving, ctl->moving_to);
+	moved = kmmscand_settle_entries(ctl->mm, ctl->ms, &ctl->moving,
+					ctl->batch->entry + from,
+					ctl->moving_end - from,
+					ctl->moving_to, &failed);
 	kmmscand_count_moved(ctl->ms, moved, failed);
 }
 
@@ -3746,34 +4037,6 @@ static void kmmscand_follow_tiers(bool tiered)
 
 /* The thread */
 
-/*
- * A visit of @ms took its figures from @was to what they are: count the
- * CPU time in kmmscand_cpu_us, whole microseconds of the running total so
- * that no remainder is lost, and the work in the memory cgroup of the
- * mm's owner, for memory.stat.  The other global counters were counted as
- * the work was done.
- */
-static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
-				 const struct kmmscand_mm_stats *was)
-{
-	const struct kmmscand_mm_stats *now = &ms->stats;
-	struct mm_struct *mm = ms->slot.mm;
-	unsigned long us;
-
-	us = div_u64(now->cpu_ns, NSEC_PER_USEC) -
-	     div_u64(was->cpu_ns, NSEC_PER_USEC);
-	count_vm_events(KMMSCAND_CPU_US, us);
-	count_memcg_events_mm(mm, KMMSCAND_MM_SCANS, now->scans - was->scans);
-	count_memcg_events_mm(mm, KMMSCAND_PTE_SCANNED,
-			      now->pte_scanned - was->pte_scanned);
-	count_memcg_events_mm(mm, KMMSCAND_SLOWTIER_ACCESSED,
-			      now->accessed - was->accessed);
-	count_memcg_events_mm(mm, KMMSCAND_MIGRATED,
-			      now->promoted - was->promoted);
-	count_memcg_events_mm(mm, KMMSCAND_MIGRATE_FAILED,
-			      now->failed - was->failed);
-}
-
 static void kmmscand_do_pass(void)
 {
 	unsigned long pages = READ_ONCE(kmmscand_pages_to_scan);
@@ -3788,6 +4051,7 @@ static void kmmscand_do_pass(void)
 	spin_unlock(&kmmscand_mm_lock);
 
 	for (; nr_due && pages && !kmmscand_should_stop(); nr_due--) {
+		kmmscand_settle_copies(false, NULL);
 		ms = kmmscand_take_due(start);
 		if (!ms)
 			break;
@@ -3808,6 +4072,8 @@ static void kmmscand_do_pass(void)
 		kmmscand_put_back(ms);
 		cond_resched();
 	}
+	/* No job outlives the pass: the thread may stop or sleep for long */
+	kmmscand_settle_copies(true, NULL);
 }
 
 /*
@@ -4163,6 +4429,8 @@ KMMSCAND_ULONG_ATTR(scan_delay_ms, kmmscand_scan_delay_ms, 0,
 KMMSCAND_ULONG_ATTR(smart_scan_max_skips, kmmscand_smart_scan_max_skips, 1,
 		    KMMSCAND_SMART_SCAN_SKIPS_LIMIT);
 KMMSCAND_ULONG_ATTR(min_heat, kmmscand_min_heat, 1, KMMSCAND_HEAT_MAX);
+KMMSCAND_ULONG_ATTR(migrate_threads, kmmscand_migrate_threads, 1,
+		    KMMSCAND_MIGRATE_THREADS_LIMIT);
 
 /* Likewise the switches that take 0 or 1 wherever they exist */
 struct kmmscand_bool_attr {
@@ -4307,16 +4575,20 @@ static ssize_t nice_store(struct kobject *kobj, struct kobj_attribute *attr,
 			  const char *buf, size_t count)
 {
 	long val;
+	int err;
 
 	/* Out of range is out of range, however far: -EINVAL, as elsewhere */
 	if (kstrtol(buf, 10, &val) || val < MIN_NICE || val > MAX_NICE)
 		return -EINVAL;
 	mutex_lock(&kmmscand_mutex);
-	WRITE_ONCE(kmmscand_nice, val);
-	if (kmmscand_thread)
-		set_user_nice(kmmscand_thread, val);
+	err = kmmscand_set_wq_nice(val);
+	if (!err) {
+		WRITE_ONCE(kmmscand_nice, val);
+		if (kmmscand_thread)
+			set_user_nice(kmmscand_thread, val);
+	}
 	mutex_unlock(&kmmscand_mutex);
-	return count;
+	return err ? err : count;
 }
 
 static struct kobj_attribute nice_attr = __ATTR_RW(nice);
@@ -4360,6 +4632,7 @@ static struct attribute *kmmscand_attrs[] = {
 	&pmd_young_attr.attr,
 	&skip_idle_mm_attr.attr.attr,
 	&nice_attr.attr,
+	&migrate_threads_attr.attr.attr,
 	&scan_by_default_attr.attr.attr,
 	&min_heat_attr.attr.attr,
 	NULL,
@@ -4440,6 +4713,23 @@ static int __init kmmscand_setup(char *str)
 }
 early_param("kmmscand", kmmscand_setup);
 
+/* Without its workers the thread copies every batch alone */
+static void __init kmmscand_init_copies(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(kmmscand_copies); i++)
+		INIT_WORK(&kmmscand_copies[i].work, kmmscand_copy_work);
+	kmmscand_wq = alloc_workqueue("kmmscand", WQ_UNBOUND,
+				      ARRAY_SIZE(kmmscand_copies));
+	if (kmmscand_wq && kmmscand_set_wq_nice(kmmscand_nice)) {
+		destroy_workqueue(kmmscand_wq);
+		kmmscand_wq = NULL;
+	}
+	if (!kmmscand_wq)
+		pr_warn("no workers: the thread copies alone\n");
+}
+
 static int __init kmmscand_init(void)
 {
 	int err;
@@ -4448,6 +4738,7 @@ static int __init kmmscand_init(void)
 	if (!kmmscand_slot_cache)
 		return -ENOMEM;
 	kmmscand_pmd_young = kmmscand_pmd_young_usable();
+	kmmscand_init_copies();
 
 	/* Without the knobs kmmscand still runs, on its defaults */
 	err = kmmscand_sysfs_init();

@@ -330,6 +330,8 @@ copy_trace_report() {
 	awk '
 	function kind(task) {
 		if (task ~ /^kmmscand-/) return "kmmscand"
+		# Promotions by a kworker are those of kmmscand'"'"'s workers
+		if (task ~ /^kworker\//) return "kmmscand"
 		if (task ~ /^kdamond/) return "kdamond"
 		if (task ~ /^kswapd/) return "kswapd"
 		return "app"

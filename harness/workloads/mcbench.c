@@ -1146,11 +1146,24 @@ struct run_snap {
 	unsigned long hint_faults, promoted, demoted;
 };
 
+/*
+ * CPU seconds used so far by kmmscand: the kernel's own count where it
+ * keeps one (kmmscand_cpu_us: the thread and its migration workers, which
+ * run as kworkers that /proc cannot tell apart from others), else the
+ * kmmscand thread's.
+ */
+static double kmmscand_cpu(void)
+{
+	if (access("/sys/kernel/mm/kmmscand", F_OK))
+		return kthread_cpu("kmmscand");
+	return vmstat("kmmscand_cpu_us") / 1e6;
+}
+
 static void run_snap(struct run_snap *s)
 {
 	if (proc_cpu(o.pid, &s->server_user, &s->server_sys))
 		fail("no server process");
-	s->kmmscand = kthread_cpu("kmmscand");
+	s->kmmscand = kmmscand_cpu();
 	s->kdamond = kthread_cpu("kdamond.");
 	s->kswapd = kthread_cpu("kswapd");
 	s->kcompactd = kthread_cpu("kcompactd");

@@ -1007,9 +1007,22 @@ static unsigned long tlb_shootdowns(void)
 	return sum;
 }
 
+/*
+ * CPU seconds used so far by kmmscand: the kernel's own count where it
+ * keeps one (kmmscand_cpu_us: the thread and its migration workers, which
+ * run as kworkers that /proc cannot tell apart from others), else the
+ * kmmscand thread's.
+ */
+static double kmmscand_cpu(void)
+{
+	if (access("/sys/kernel/mm/kmmscand", F_OK))
+		return kthread_cpu("kmmscand");
+	return vmstat("kmmscand_cpu_us") / 1e6;
+}
+
 static void read_cost(struct run_cost *c)
 {
-	c->kmmscand_cpu = kthread_cpu("kmmscand");
+	c->kmmscand_cpu = kmmscand_cpu();
 	c->kswapd_cpu = kthread_cpu("kswapd");
 	c->kcompactd_cpu = kthread_cpu("kcompactd");
 	/* DAMON's monitoring threads: kdamond.0, kdamond.1, ... */

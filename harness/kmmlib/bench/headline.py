@@ -203,8 +203,9 @@ class Headline:
     def columns_text(self) -> str:
         return ("lowest: the mechanism with the lowest slowdown, \"A = B\" "
                 "or \"even\" where they are even, figures compared as "
-                "shown. CPU s: the kmmscand thread (kmmscand), the "
-                "kdamond threads (DAMON); app sys s: the application's "
+                "shown. CPU s: the kmmscand thread and its migration "
+                "workers (kmmscand), the kdamond threads (DAMON); "
+                "app sys s: the application's "
                 "system time, hint faults included.")
 
     def legend(self) -> str:

@@ -64,6 +64,10 @@
  * exec_while_promoted:      processes whose threads read slow-tier memory
  *                           exec() over and over while kmmscand promotes
  *                           it: every generation finds its memory intact
+ * workers_share_the_copy:   with migrate_threads=1 no worker migrates a
+ *                           batch, with 2 (on two CPUs or more) workers
+ *                           migrate some, and the hot set is promoted both
+ *                           ways
  * thread_does_the_work:     with every CPU busy, the hot set of a process
  *                           is promoted by the kmmscand thread alone: no
  *                           promotion is traced from a thread of the
@@ -244,6 +248,8 @@
  * ONCE_SEEN_PERCENT of them must be counted as not hot enough.
  */
 #define HEAT_MAX		3
+/* The most CPUs migrate_threads takes, as the kernel's limit */
+#define MIGRATE_THREADS_MAX	8
 #define ONCE_SIZE		(8 * MIB)
 #define ONCE_SEEN_PERCENT	90
 
@@ -472,6 +478,7 @@ enum knob {
 	NICE,
 	SCAN_BY_DEFAULT,
 	MIN_HEAT,
+	MIGRATE_THREADS,
 	NR_KNOBS
 };
 
@@ -496,6 +503,7 @@ static const char * const knob_name[NR_KNOBS] = {
 	[NICE]			= "nice",
 	[SCAN_BY_DEFAULT]	= "scan_by_default",
 	[MIN_HEAT]		= "min_heat",
+	[MIGRATE_THREADS]	= "migrate_threads",
 };
 
 /* An initial value and the range it is clamped to. */
@@ -2327,6 +2335,16 @@ TEST_F_TIMEOUT(kmmscand, scan_cost_knobs, KNOB_TEST_TIMEOUT_S)
 			     SMART_MAX_SKIPS);
 	expect_accepted(_metadata, SMART_SCAN_MAX_SKIPS, SMART_MAX_SKIPS);
 
+	/* migrate_threads: the thread alone, up to MIGRATE_THREADS_MAX CPUs */
+	ASSERT_EQ(0, knob_read_long(MIGRATE_THREADS, &value));
+	expect_rejected(_metadata, MIGRATE_THREADS, "0",
+			"0 (not even the thread)");
+	expect_rejected_long(_metadata, MIGRATE_THREADS,
+			     MIGRATE_THREADS_MAX + 1, "more CPUs than the limit");
+	expect_accepted_then(_metadata, MIGRATE_THREADS, 1, value);
+	expect_accepted_then(_metadata, MIGRATE_THREADS, MIGRATE_THREADS_MAX,
+			     value);
+
 	/* min_heat: from 1 to HEAT_MAX reads in a row */
 	expect_rejected(_metadata, MIN_HEAT, "0", "0 (no heat)");
 	expect_rejected_long(_metadata, MIN_HEAT, HEAT_MAX + 1,
@@ -2965,6 +2983,64 @@ TEST_F_TIMEOUT(kmmscand, thread_does_the_work, 2 * PROMOTE_TEST_TIMEOUT_S)
 	EXPECT_GT(all, 0);
 	EXPECT_EQ(0, ours);
 	EXPECT_EQ(switches, switches_after);
+}
+
+/* The jobs of kmmscand's migration workers, see workers_share_the_copy */
+#define WQ_EVENT	TRACEFS "/events/workqueue/workqueue_execute_start/enable"
+
+/* The jobs that kmmscand's migration workers started, in the trace */
+static long count_worker_jobs(void)
+{
+	char line[512];
+	long n = 0;
+	FILE *f;
+
+	f = fopen(TRACEFS "/trace", "r");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] != '#' &&
+		    strstr(line, "workqueue_execute_start:") &&
+		    strstr(line, "kmmscand_copy_work"))
+			n++;
+	fclose(f);
+	return n;
+}
+
+TEST_F_TIMEOUT(kmmscand, workers_share_the_copy, 2 * PROMOTE_TEST_TIMEOUT_S)
+{
+	const long threads[] = { 1, 2 };
+	struct tier_region hot;
+	long jobs[2];
+	int i;
+
+	ASSERT_EQ(0, self->setup_err);
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		SKIP(return, "one CPU online: the thread copies alone");
+	if (access(TRACEFS "/events", F_OK))
+		mount("tracefs", TRACEFS, "tracefs", 0, NULL);
+	if (access(WQ_EVENT, W_OK))
+		SKIP(return, "no %s: kernel without tracing", WQ_EVENT);
+
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, daemon_pause());
+		ASSERT_EQ(0, knob_write_long(MIGRATE_THREADS, threads[i]));
+		ASSERT_EQ(0, tier_write_str(TRACEFS "/trace", ""));
+		ASSERT_EQ(0, tier_write_str(WQ_EVENT, "1"));
+		ASSERT_EQ(0, tier_alloc_on_node(&hot, HOT_SIZE, self->slow,
+						false));
+		ASSERT_EQ(0, daemon_resume(&hot, 1));
+		EXPECT_TRUE(wait_promoted(_metadata, &hot, self->top,
+					  PROMOTE_PERCENT, &hot, 1));
+		tier_write_str(WQ_EVENT, "0");
+		jobs[i] = count_worker_jobs();
+		tier_free(&hot);
+		ASSERT_GE(jobs[i], 0);
+		TH_LOG("migrate_threads=%ld: %ld batches migrated by workers",
+		       threads[i], jobs[i]);
+	}
+	EXPECT_EQ(0, jobs[0]);
+	EXPECT_GT(jobs[1], 0);
 }
 
 /*

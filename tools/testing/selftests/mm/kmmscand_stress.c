@@ -753,6 +753,7 @@ static const struct knob knobs[] = {
 	{ "pmd_young",		  { "0", "1", "1" },		false },
 	{ "skip_idle_mm",	  { "0", "1", "1" },		false },
 	{ "nice",		  { "19", "0", "-20" },		false },
+	{ "migrate_threads",	  { "1", "2", "8" },		false },
 	{ "scan_by_default",	  { "0", "1", "1" },		false },
 	{ "/proc/sys/kernel/numa_balancing", { "0", "2", "0" },	false },
 	{ RATE_LIMIT_MBPS,	  { "0", "64", "65536" },	false },
@@ -2324,6 +2325,8 @@ static const char *special_bad(int k)
 		return "0";
 	if (!strcmp(name, "nice"))
 		return "20";
+	if (!strcmp(name, "migrate_threads"))
+		return "9";
 	return NULL;
 }
 
