@@ -618,6 +618,16 @@
 #define KMMSCAND_COPY_MIN_PAGES		64
 
 /*
+ * KMMSCAND_COPY_DEPTH: jobs handed to each worker at most, one running and
+ * one waiting, so that a worker runs the thread's hand-overs back to
+ * back: a worker woken for each job first waits for the CPU time it ran
+ * ahead of its share to be repaid, tens of milliseconds among 256 busy
+ * tasks a CPU, and copies for a fraction of its share.  A job that waits
+ * holds its folios isolated for at most one job's copy more.
+ */
+#define KMMSCAND_COPY_DEPTH		2
+
+/*
  * Smart scan, see "kmmscand region history".
  *
  * KMMSCAND_SMART_SCAN_MAX_SKIPS: the default cap on how many visits in a
@@ -2402,9 +2412,10 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
  * So the thread shares each batch that it has isolated with the idle
  * workers of an unbound workqueue, which run at its nice level: each
  * worker is handed a share, the thread migrates the last one itself and
- * scans on.  With no worker idle it migrates the whole batch.  It never
- * waits for a worker except at the end of a pass, when it takes every job
- * back.
+ * scans on.  A worker takes a second job while it runs one
+ * (KMMSCAND_COPY_DEPTH); with no room for one, the thread migrates the
+ * whole batch.  It never waits for a worker except at the end of a pass,
+ * when it takes every job back.
  *
  * A job holds a reference to its mm (mm_users), which keeps the mm's slot
  * too (see __kmmscand_exit()).  The worker only migrates the folios that
@@ -2434,7 +2445,10 @@ struct kmmscand_copy {
 };
 
 static struct workqueue_struct *kmmscand_wq __ro_after_init;
-static struct kmmscand_copy kmmscand_copies[KMMSCAND_MIGRATE_THREADS_LIMIT - 1];
+static struct kmmscand_copy kmmscand_copies[(KMMSCAND_MIGRATE_THREADS_LIMIT - 1) *
+					   KMMSCAND_COPY_DEPTH];
+/* The workqueue's max_active: one job running per worker */
+static unsigned int kmmscand_wq_active;
 
 static void kmmscand_copy_work(struct work_struct *work)
 {
@@ -2504,7 +2518,8 @@ static unsigned int kmmscand_workers(void)
 	if (!kmmscand_wq)
 		return 0;
 	threads = min_t(unsigned long, threads, num_online_cpus());
-	return min_t(unsigned long, threads - 1, ARRAY_SIZE(kmmscand_copies));
+	return min_t(unsigned long, threads - 1,
+		     KMMSCAND_MIGRATE_THREADS_LIMIT - 1);
 }
 
 /* Count and trace what the worker of @c migrated, and take the job back */
@@ -2592,13 +2607,19 @@ static unsigned int kmmscand_hand_out(struct kmmscand_walk_ctl *ctl)
 
 	/* A worker that is done is taken back as soon as it can be */
 	kmmscand_settle_copies(false, ctl->ms);
-	for (i = 0; i < nr_workers; i++)
+	for (i = 0; i < nr_workers * KMMSCAND_COPY_DEPTH; i++)
 		if (!kmmscand_copies[i].busy)
 			idle[nr_idle++] = &kmmscand_copies[i];
+	if (nr_workers && nr_workers != kmmscand_wq_active) {
+		workqueue_set_max_active(kmmscand_wq, nr_workers);
+		kmmscand_wq_active = nr_workers;
+	}
 	for (i = 0; i < ctl->moving_end; i++)
 		if (entry[i].isolated)
 			pages += entry[i].nr;
-	nr_shares = min_t(unsigned long, nr_idle + 1,
+	nr_shares = min_t(unsigned long, min(nr_idle, nr_workers),
+			  pages / KMMSCAND_COPY_MIN_PAGES);
+	nr_shares = min_t(unsigned long, nr_shares + 1,
 			  pages / KMMSCAND_COPY_MIN_PAGES);
 	if (nr_shares < 2)
 		return 0;
