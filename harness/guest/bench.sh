@@ -318,7 +318,28 @@ copy_trace_start() {
 	echo >$trace/trace
 	echo 1 >$trace/events/migrate/mm_migrate_pages_start/enable
 	echo 1 >$trace/events/migrate/mm_migrate_pages/enable
+	copy_jobs_trace 1
 	echo 1 >$trace/tracing_on
+}
+
+# kmmscand's migration workers (a kernel with the workqueue "kmmscand"):
+# the jobs queued to them and when each began and ended, so that the "M"
+# line says how long a job's folios waited isolated before their
+# migration call, and how long they were held in all.  The start and end
+# events are filtered to the job's function, whose address kallsyms gives.
+copy_jobs_trace() {	# 1|0
+	wq=$trace/events/workqueue
+	fn=$(awk '$3 == "kmmscand_copy_work" { print $1; exit }' /proc/kallsyms)
+	[ -n "$fn" ] && [ -w $wq/workqueue_queue_work/enable ] || return 0
+	if [ "$1" = 1 ]; then
+		echo 'workqueue == "kmmscand"' >$wq/workqueue_queue_work/filter
+		echo "function == 0x$fn" >$wq/workqueue_execute_start/filter
+		echo "function == 0x$fn" >$wq/workqueue_execute_end/filter
+	fi
+	for e in workqueue_queue_work workqueue_execute_start \
+		 workqueue_execute_end; do
+		echo "$1" >$wq/$e/enable
+	done
 }
 
 # The "M" line of the run: calls, pages moved, seconds, and the longest
@@ -327,6 +348,7 @@ copy_trace_report() {
 	[ -n "$copy_trace" ] || return 0
 	echo 0 >$trace/events/migrate/mm_migrate_pages_start/enable
 	echo 0 >$trace/events/migrate/mm_migrate_pages/enable
+	copy_jobs_trace 0
 	awk '
 	function kind(task) {
 		if (task ~ /^kmmscand-/) return "kmmscand"
@@ -337,6 +359,31 @@ copy_trace_report() {
 		return "app"
 	}
 	/^#/ { next }
+	# A worker job: queued, begun, ended, keyed by its work struct
+	{
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^workqueue_(queue_work|execute_(start|end)):$/)
+				break
+	}
+	i <= NF {
+		t = $(i - 1); sub(/:$/, "", t)
+		# "work struct=P function=..." and "work struct P: function ..."
+		w = $(i + 2) == "struct" ? $(i + 3) : $(i + 2)
+		sub(/^struct=/, "", w); sub(/:$/, "", w)
+		if ($i == "workqueue_queue_work:") {
+			queued[w] = t
+		} else if ($i == "workqueue_execute_start:" && (w in queued)) {
+			d = t - queued[w]; begun[w] = queued[w]
+			jobs++; wait += d
+			if (d > wait_max) wait_max = d
+			delete queued[w]
+		} else if ($i == "workqueue_execute_end:" && (w in begun)) {
+			d = t - begun[w]
+			if (d > held_max) held_max = d
+			delete begun[w]
+		}
+		next
+	}
 	{
 		for (i = 2; i <= NF; i++)
 			if ($i ~ /^mm_migrate_pages/) break
@@ -374,6 +421,8 @@ copy_trace_report() {
 				       line, k, calls[k], k, pages[k], k, secs[k],
 				       k, most[k], k, most_pages[k])
 		}
+		line = sprintf("%s kmmscand_jobs=%d kmmscand_job_wait_s=%.3f kmmscand_job_wait_max_s=%.3f kmmscand_job_held_max_s=%.3f",
+			       line, jobs, wait, wait_max, held_max)
 		print line
 	}' $trace/trace | tr -d '\n'
 	# Events the ring buffer overwrote: the figures miss calls
