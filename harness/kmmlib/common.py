@@ -17,8 +17,10 @@ OUT = os.path.join(REPO, "out")
 TREE = os.path.join(BUILD, "linux")
 LOGS = os.path.join(OUT, "logs")
 VENV = os.path.join(BUILD, "venv")
-BASE_TARBALL = "/usr/src/linux-source-6.12.tar.xz"
-BASE_PACKAGE = "linux-source-6.12"
+# The series' base: Debian's linux-source-X.Y package, of X.Y = BASE_VERSION.
+BASE_VERSION = "6.12"
+BASE_PACKAGE = f"linux-source-{BASE_VERSION}"
+BASE_TARBALL = f"/usr/src/{BASE_PACKAGE}.tar.xz"
 
 # Top-level kernel directories whose files in this repo are new in-tree files
 # (the overlay). Everything else in the repo is harness, docs or patches.

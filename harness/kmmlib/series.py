@@ -27,8 +27,9 @@ import textwrap
 import time
 
 from . import bench, check, kernel, results, tree, vm
-from .common import (BUILD, LOGS, OUT, REPO, Progress, base_info, base_line,
-                     die, ensure_dir, say, take_heavy_lock)
+from .common import (BASE_VERSION, BUILD, LOGS, OUT, REPO, Progress,
+                     base_info, base_line, die, ensure_dir, say,
+                     take_heavy_lock)
 
 SERIES_OUT = os.path.join(OUT, "series")
 DEB_OUT = os.path.join(OUT, "deb")
@@ -226,8 +227,8 @@ last the selftests, the documentation and the kmmscand-top.py tool.
 {questions_section()}
 {bench_section()}
 Base: Linux {info.get('kernel', '?')} (Debian {info['package']}
-{info['package_version']}).  The series applies to any 6.12-based tree with
-`git am`.
+{info['package_version']}).  The series applies to any {BASE_VERSION}-based
+tree with `git am`.
 """
 
 

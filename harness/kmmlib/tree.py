@@ -1,7 +1,8 @@
 """build/linux: the base tree as a git repository with the series on top.
 
-The base is Debian's linux-source-6.12 tarball, committed once on branch
-"base". On top of it, one commit per patch of patches/series (quilt format).
+The base is Debian's linux-source-X.Y tarball (common.BASE_PACKAGE),
+committed once on branch "base". On top of it, one commit per patch of
+patches/series (quilt format).
 Each refresh builds the series commits in a private index, then moves the
 work tree to them with a two-tree read-tree, so only files whose content
 changed are rewritten and an incremental kernel build stays incremental.
@@ -33,7 +34,7 @@ import tarfile
 import tempfile
 import shutil
 
-from .common import (BASE_TARBALL, OVERLAY_ROOTS, REPO, TREE,
+from .common import (BASE_PACKAGE, BASE_TARBALL, OVERLAY_ROOTS, REPO, TREE,
                      base_info, die, ensure_dir, run, say)
 
 PATCHES = os.path.join(REPO, "patches")
@@ -123,7 +124,7 @@ def patch_message(path):
 def extract_base():
     if not os.path.exists(BASE_TARBALL):
         die(f"{BASE_TARBALL} is missing: run `make deps` "
-            "(apt-get install linux-source-6.12)")
+            f"(it installs {BASE_PACKAGE})")
     info = base_info()
     tmp = TREE + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
