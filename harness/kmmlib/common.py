@@ -18,7 +18,13 @@ TREE = os.path.join(BUILD, "linux")
 LOGS = os.path.join(OUT, "logs")
 VENV = os.path.join(BUILD, "venv")
 # The series' base: Debian's linux-source-X.Y package, of X.Y = BASE_VERSION.
+# A base the machine's own suites do not serve comes from the suite
+# BASE_SUITES names for it, which `make deps` adds to apt, pinned so that
+# nothing else comes from there (deps.py).  Moving the base is changing
+# BASE_VERSION (docs/development.md, "The base").
 BASE_VERSION = "6.12"
+BASE_SUITES = {"7.3": "trixie-backports"}
+BASE_SUITE = BASE_SUITES.get(BASE_VERSION)
 BASE_PACKAGE = f"linux-source-{BASE_VERSION}"
 BASE_TARBALL = f"/usr/src/{BASE_PACKAGE}.tar.xz"
 
