@@ -43,6 +43,7 @@
  * Candidates are pinned with a reference and queued in a bounded batch.
  * When it fills up, and at the end of a scan step, the thread isolates it
  * under the mmap_lock, gives the lock up, migrates the batch with one call
+ * (sharing it with migration workers, see "kmmscand migration workers")
  * and takes the walk up again where it stopped (see
  * kmmscand_isolate_batch()).  The target is the
  * target_node knob if it is set, otherwise the top-tier node nearest to
@@ -623,7 +624,8 @@
  * back: a worker woken for each job first waits for the CPU time it ran
  * ahead of its share to be repaid, tens of milliseconds among 256 busy
  * tasks a CPU, and copies for a fraction of its share.  A job that waits
- * holds its folios isolated for at most one job's copy more.
+ * holds references to its folios, not isolations, for at most one job's
+ * copy more.
  */
 #define KMMSCAND_COPY_DEPTH		2
 
@@ -915,11 +917,11 @@ struct kmmscand_mm_slot {
 /**
  * struct kmmscand_candidate - a folio to promote
  * @folio: the folio, pinned with a reference until it is isolated
- * @vma: a VMA that maps it; valid while the mmap_lock is held
+ * @vma: a VMA that maps it; valid while the mmap_lock of the scan is held
  * @addr: the address at which the scan found it accessed
- * @pfn: with @isolated, the folio's first pfn, for the tracepoint
- * @nid: with @isolated, the node the folio was on
- * @nr: with @isolated, the folio's base pages
+ * @pfn: once admitted, the folio's first pfn, for the tracepoint
+ * @nid: once admitted, the node the folio was on
+ * @nr: once admitted, the folio's base pages
  * @accessed: the accessed entries mapping it that the scan found, in base
  *	pages
  * @isolated: isolated for migration; the isolation holds the reference
@@ -948,6 +950,8 @@ struct kmmscand_batch {
 	unsigned long nr_pages;
 	struct kmmscand_candidate entry[KMMSCAND_BATCH_MAX];
 };
+
+struct kmmscand_copy;
 
 /**
  * struct kmmscand_walk_ctl - state of one scan step of one mm
@@ -993,6 +997,8 @@ struct kmmscand_batch {
  *	to migrate once the mmap_lock is given up
  * @moving_end: entries [0, @moving_end) of the batch hold @moving
  * @moving_to: the node @moving goes to
+ * @jobs: the jobs of workers set aside for shares of the batch
+ * @nr_jobs: how many
  */
 struct kmmscand_walk_ctl {
 	struct mm_struct *mm;
@@ -1032,6 +1038,8 @@ struct kmmscand_walk_ctl {
 	struct list_head moving;
 	unsigned int moving_end;
 	int moving_to;
+	struct kmmscand_copy *jobs[KMMSCAND_MIGRATE_THREADS_LIMIT - 1];
+	unsigned int nr_jobs;
 };
 
 /* Knobs; kmmscand_mutex serialises their writers */
@@ -2191,20 +2199,38 @@ static void kmmscand_count_no_room(struct kmmscand_walk_ctl *ctl,
 	ctl->no_room += nr;
 }
 
-static void kmmscand_count_result(struct kmmscand_walk_ctl *ctl,
-				  unsigned long pfn, int src, int target,
-				  long nr, enum kmmscand_promote_result result)
+/*
+ * Count and trace the outcome for the folio at @pfn, of @nr base pages,
+ * on its way from @src to @target; kmmscand_count_no_room() counts a
+ * refusal for want of room, which is the scan step's.
+ */
+static void kmmscand_count_result(struct mm_struct *mm, unsigned long pfn,
+				  int src, int target, long nr,
+				  enum kmmscand_promote_result result)
 {
 	if (result == KMMSCAND_PROMOTED)
 		count_vm_events(KMMSCAND_MIGRATED, nr);
 	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
 		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
-	else if (result == KMMSCAND_PROMOTE_NO_ROOM)
-		kmmscand_count_no_room(ctl, nr);
 	else if (result == KMMSCAND_PROMOTE_ISOLATE_FAILED ||
 		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
 		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
-	trace_kmmscand_migrate(ctl->mm, pfn, src, target, nr, result);
+	trace_kmmscand_migrate(mm, pfn, src, target, nr, result);
+}
+
+/* Give up the admitted candidates @entry[0, @nr), with @result */
+static void kmmscand_put_entries(struct mm_struct *mm,
+				 struct kmmscand_candidate *entry,
+				 unsigned int nr, int target,
+				 enum kmmscand_promote_result result)
+{
+	struct kmmscand_candidate *c;
+
+	for (c = entry; c < entry + nr; c++) {
+		kmmscand_count_result(mm, c->pfn, c->nid, target, c->nr,
+				      result);
+		folio_put(c->folio);
+	}
 }
 
 /* The folio found at @addr is being promoted, see kmmscand_heat_hot() */
@@ -2234,55 +2260,88 @@ static bool kmmscand_charge_isolated(struct folio *folio, int target, long nr)
 }
 
 /*
- * Isolate one candidate for migration to @target, adding it to @isolated,
- * which holds @queued base pages already; return KMMSCAND_PROMOTED then,
- * else why not.  The target must have room for the folio on top of those:
- * the misplaced-folio allocation may dip to the min watermark, so room
- * checked for one folio at a time would let a batch take the node below
- * its high watermark, where reclaim and the allocations of its own CPUs
- * would pay for it.  Our reference keeps the
- * folio from being freed, split or migrated by anyone else since the scan;
- * it can still have been unmapped (MADV_DONTNEED, reclaim) or isolated,
- * and is then skipped.  The VMA is only consulted for file folios, and the
- * mmap_lock keeps it valid.  migrate_misplaced_folio_prepare() asks for the
- * PTL because NUMA hinting faults hold no reference of their own; ours
- * serves the same purpose.  The rate limit is charged once the folio is
- * isolated, so that a folio that cannot be isolated spends none of it;
- * one the limit refuses is put back.
+ * Whether the folio of @c is still worth moving to a node of the top tier.
+ * Our reference keeps it from being freed, split or migrated by anyone
+ * else since the scan; it can still have been unmapped (MADV_DONTNEED,
+ * reclaim), isolated, or moved before our reference was taken.
  */
-static enum kmmscand_promote_result
-kmmscand_isolate_one(struct kmmscand_walk_ctl *ctl,
-		     struct kmmscand_candidate *c, int target,
-		     struct list_head *isolated, unsigned long queued)
+static bool kmmscand_candidate_stale(const struct kmmscand_candidate *c,
+				     const nodemask_t *slow)
 {
 	struct folio *folio = c->folio;
-	long nr = folio_nr_pages(folio);
-	int src = folio_nid(folio);
+
+	return !folio_mapped(folio) || !folio_test_lru(folio) ||
+	       !node_isset(folio_nid(folio), *slow);
+}
+
+/*
+ * Take the candidate @c for migration to @target, whose room must hold it
+ * on top of @queued base pages of the batch already taken: the
+ * misplaced-folio allocation may dip to the min watermark, so room checked
+ * for one folio at a time would let a batch take the node below its high
+ * watermark, where reclaim and the allocations of its own CPUs would pay
+ * for it.  Return KMMSCAND_PROMOTED, with @c's pfn, node and size noted,
+ * or else why not, having given up our reference (a refusal for want of
+ * room is left for the caller to count).
+ */
+static enum kmmscand_promote_result
+kmmscand_admit_one(struct kmmscand_walk_ctl *ctl, struct kmmscand_candidate *c,
+		   int target, unsigned long queued)
+{
+	struct folio *folio = c->folio;
 	enum kmmscand_promote_result result = KMMSCAND_PROMOTED;
 
-	if (!folio_mapped(folio) || !folio_test_lru(folio) ||
-	    !node_isset(src, ctl->slow))
+	c->pfn = folio_pfn(folio);
+	c->nid = folio_nid(folio);
+	c->nr = folio_nr_pages(folio);
+	c->isolated = false;
+	c->failed = false;
+	if (kmmscand_candidate_stale(c, &ctl->slow))
 		result = KMMSCAND_PROMOTE_STALE;
-	else if (!kmmscand_has_room(NODE_DATA(target), queued + nr +
-				    kmmscand_nodes[target].in_flight, nr))
+	else if (!kmmscand_has_room(NODE_DATA(target), queued + c->nr +
+				    kmmscand_nodes[target].in_flight, c->nr))
 		result = KMMSCAND_PROMOTE_NO_ROOM;
-	else if (migrate_misplaced_folio_prepare(folio, c->vma, target))
+	if (result == KMMSCAND_PROMOTED)
+		return result;
+	trace_kmmscand_migrate(ctl->mm, c->pfn, c->nid, target, c->nr, result);
+	if (result == KMMSCAND_PROMOTE_NO_ROOM)
+		kmmscand_count_no_room(ctl, c->nr);
+	folio_put(folio);
+	return result;
+}
+
+/*
+ * Isolate the admitted candidate @c, which @vma maps, for migration to
+ * @target, adding it to @isolated; return KMMSCAND_PROMOTED then, else
+ * why not.  Our reference to the folio is gone either way: on success the
+ * isolation holds one of its own.  The VMA is only consulted for file
+ * folios; the caller's mmap_lock keeps it valid.
+ * migrate_misplaced_folio_prepare() asks for the PTL because NUMA hinting
+ * faults hold no reference of their own; ours serves the same purpose.
+ * The rate limit is charged once the folio is isolated, so that a folio
+ * that cannot be isolated spends none of it; one the limit refuses is put
+ * back.
+ */
+static enum kmmscand_promote_result
+kmmscand_isolate_one(struct mm_struct *mm, struct kmmscand_candidate *c,
+		     struct vm_area_struct *vma, int target,
+		     struct list_head *isolated)
+{
+	struct folio *folio = c->folio;
+	enum kmmscand_promote_result result = KMMSCAND_PROMOTED;
+
+	if (migrate_misplaced_folio_prepare(folio, vma, target))
 		result = KMMSCAND_PROMOTE_ISOLATE_FAILED;
-	else if (!kmmscand_charge_isolated(folio, target, nr))
+	else if (!kmmscand_charge_isolated(folio, target, c->nr))
 		result = KMMSCAND_PROMOTE_RATE_LIMITED;
 
 	if (result != KMMSCAND_PROMOTED) {
-		kmmscand_count_result(ctl, folio_pfn(folio), src, target, nr,
+		kmmscand_count_result(mm, c->pfn, c->nid, target, c->nr,
 				      result);
 		folio_put(folio);
 		return result;
 	}
-	/* The isolation holds a reference of its own now */
-	c->pfn = folio_pfn(folio);
-	c->nid = src;
-	c->nr = nr;
 	c->isolated = true;
-	c->failed = false;
 	list_add_tail(&folio->lru, isolated);
 	folio_put(folio);
 	return result;
@@ -2409,26 +2468,36 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
  * Copying is most of the thread's work while it promotes, and the thread
  * runs on one CPU at a time: on a crowded machine its nice level buys it
  * a fixed share of one CPU, which then caps promotion for every process.
- * So the thread shares each batch that it has isolated with the idle
- * workers of an unbound workqueue, which run at its nice level: each
- * worker is handed a share, the thread migrates the last one itself and
- * scans on.  A worker takes a second job while it runs one
- * (KMMSCAND_COPY_DEPTH); with no room for one, the thread migrates the
- * whole batch.  It never waits for a worker except at the end of a pass,
- * when it takes every job back.
+ * So the thread shares each batch with the idle workers of an unbound
+ * workqueue, which run at its nice level.  Under the mmap_lock it admits
+ * the batch's candidates against the room of their target, sets the first
+ * shares aside for workers and isolates the last one itself; once it has
+ * given the lock up it hands the shares over, migrates its own and scans
+ * on.  A worker takes the mmap_lock for read in its turn, isolates its
+ * share and migrates it.  So a folio is off the LRU only for the migration
+ * call that moves it, however long a job waits for its worker: a waiting
+ * job holds the references that the scan took, as a filling batch does.
+ * A worker takes a second job while it runs one (KMMSCAND_COPY_DEPTH);
+ * with no idle job, the thread migrates the whole batch.  It never waits
+ * for a worker except at the end of a pass, when it takes every job back.
  *
  * A job holds a reference to its mm (mm_users), which keeps the mm's slot
- * too (see __kmmscand_exit()).  The worker only migrates the folios that
- * the thread isolated; the thread settles the job between two scan steps
- * (counts, traces, heat, the mm's CPU time), so that the slot's fields
- * have one writer.  The pages in flight to a node count against its room
- * until then, so that concurrent batches cannot take a node below its
- * watermark between them.  The thread and up to migrate_threads - 1
- * workers, no more than there are online CPUs, copy at once.
+ * too (see __kmmscand_exit()).  The thread settles a finished job (counts,
+ * traces, heat, the mm's CPU time) before it shares a batch and between
+ * two scan steps, so that the slot's fields have one writer.  The pages of
+ * a job count against the room of its node from the hand-over until then,
+ * so that concurrent batches cannot take a node below its watermark
+ * between them.  The thread and up to migrate_threads - 1 workers, no
+ * more than there are online CPUs, copy at once.
  */
 /*
  * A job of a worker: the thread owns it while !@busy, the worker from the
  * hand-over until it sets @done, and the thread again from then on.
+ * @entry[0, @nr) are the admitted candidates of @pages base pages, handed
+ * over with their references, which the worker gives up as it isolates
+ * them or finds them stale; @found counts the Accessed entries of those it
+ * isolated, and @limited says that the rate limit of @target refused the
+ * rest.
  */
 struct kmmscand_copy {
 	struct work_struct work;
@@ -2436,10 +2505,12 @@ struct kmmscand_copy {
 	struct kmmscand_candidate *entry;
 	unsigned int nr;
 	unsigned long pages;
+	unsigned long found;
 	struct kmmscand_mm_slot *ms;
 	struct mm_struct *mm;
 	int target;
 	u64 cpu_ns;
+	bool limited;
 	bool busy;
 	bool done;
 };
@@ -2450,13 +2521,60 @@ static struct kmmscand_copy kmmscand_copies[(KMMSCAND_MIGRATE_THREADS_LIMIT - 1)
 /* The workqueue's max_active: one job running per worker */
 static unsigned int kmmscand_wq_active;
 
+/*
+ * Isolate the candidates of @c under the mmap_lock of its mm, as the
+ * thread isolates its own (kmmscand_isolate_batch()), looking their VMAs
+ * up again.  Once the rate limit of the target refuses one, it refuses the
+ * rest.  With the lock contended the job is given up, as the thread gives
+ * up a scan step.
+ */
+static void kmmscand_copy_isolate(struct kmmscand_copy *c)
+{
+	enum kmmscand_promote_result result;
+	struct kmmscand_candidate *e;
+	struct vm_area_struct *vma;
+	nodemask_t slow;
+	unsigned int i;
+
+	if (!mmap_read_trylock(c->mm)) {
+		kmmscand_put_entries(c->mm, c->entry, c->nr, c->target,
+				     KMMSCAND_PROMOTE_DROPPED);
+		return;
+	}
+	kmmscand_slow_nodes(&slow);
+	for (i = 0; i < c->nr; i++) {
+		e = &c->entry[i];
+		vma = vma_lookup(c->mm, e->addr);
+		if (!vma || kmmscand_candidate_stale(e, &slow)) {
+			kmmscand_put_entries(c->mm, e, 1, c->target,
+					     KMMSCAND_PROMOTE_STALE);
+			continue;
+		}
+		result = kmmscand_isolate_one(c->mm, e, vma, c->target,
+					      &c->folios);
+		if (result == KMMSCAND_PROMOTED)
+			c->found += e->accessed;
+		if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
+			c->limited = true;
+			kmmscand_put_entries(c->mm, e + 1, c->nr - i - 1,
+					     c->target,
+					     KMMSCAND_PROMOTE_RATE_LIMITED);
+			break;
+		}
+		cond_resched();
+	}
+	mmap_read_unlock(c->mm);
+}
+
 static void kmmscand_copy_work(struct work_struct *work)
 {
 	struct kmmscand_copy *c = container_of(work, struct kmmscand_copy,
 					       work);
 	u64 runtime = task_sched_runtime(current);
 
-	migrate_misplaced_folios(&c->folios, c->target);
+	kmmscand_copy_isolate(c);
+	if (!list_empty(&c->folios))
+		migrate_misplaced_folios(&c->folios, c->target);
 	c->cpu_ns = task_sched_runtime(current) - runtime;
 	/* Pairs with smp_load_acquire() in kmmscand_settle_copies() */
 	smp_store_release(&c->done, true);
@@ -2522,9 +2640,15 @@ static unsigned int kmmscand_workers(void)
 		     KMMSCAND_MIGRATE_THREADS_LIMIT - 1);
 }
 
-/* Count and trace what the worker of @c migrated, and take the job back */
-static void kmmscand_settle_copy(struct kmmscand_copy *c)
+/*
+ * Count and trace what the worker of @c migrated, and take the job back.
+ * The work done for @current_ms, whose scan step is under way, is counted
+ * with the step's (kmmscand_count_visit()).
+ */
+static void kmmscand_settle_copy(struct kmmscand_copy *c,
+				 struct kmmscand_mm_slot *current_ms)
 {
+	struct kmmscand_node *n = &kmmscand_nodes[c->target];
 	struct kmmscand_mm_slot *ms = c->ms;
 	struct kmmscand_mm_stats was = ms->stats;
 	unsigned long moved, failed;
@@ -2533,17 +2657,21 @@ static void kmmscand_settle_copy(struct kmmscand_copy *c)
 					c->target, &failed);
 	kmmscand_count_moved(ms, moved, failed);
 	ms->stats.cpu_ns += c->cpu_ns;
-	kmmscand_count_visit(ms, &was);
-	kmmscand_nodes[c->target].in_flight -= c->pages;
+	ms->isolated += c->found;
+	/* The thread's next batch for the node backs off as for its own */
+	if (c->limited)
+		n->limited_until = numa_promote_window_end(NODE_DATA(c->target));
+	if (ms != current_ms)
+		kmmscand_count_visit(ms, &was);
+	n->in_flight -= c->pages;
 	mmput_async(c->mm);
 	c->busy = false;
 }
 
 /*
  * Settle the jobs that the workers finished; with @wait, wait for the
- * others and settle them too.  The jobs of @current_ms, the slot whose scan
- * step is under way, are left alone, so that the step's own accounting
- * (kmmscand_count_visit()) sees none of them.
+ * others and settle them too.  @current_ms is the slot whose scan step is
+ * under way, if any.
  */
 static void kmmscand_settle_copies(bool wait,
 				   struct kmmscand_mm_slot *current_ms)
@@ -2553,115 +2681,130 @@ static void kmmscand_settle_copies(bool wait,
 
 	for (i = 0; i < ARRAY_SIZE(kmmscand_copies); i++) {
 		c = &kmmscand_copies[i];
-		if (!c->busy || c->ms == current_ms)
+		if (!c->busy)
 			continue;
 		if (wait)
 			flush_work(&c->work);
 		/* Pairs with smp_store_release() in kmmscand_copy_work() */
 		else if (!smp_load_acquire(&c->done))
 			continue;
-		kmmscand_settle_copy(c);
+		kmmscand_settle_copy(c, current_ms);
 	}
 }
 
 /*
- * Give @c the entries [@from, @end) of @ctl's batch, whose @nr_isolated
- * isolated folios hold @pages base pages
+ * Set aside idle jobs to take shares of @ctl's batch of @pages base pages,
+ * shares of KMMSCAND_COPY_MIN_PAGES or more, the last of which is the
+ * thread's.  Return the size of a share, or 0 if the thread keeps the
+ * whole batch.  Only jobs with entries, given by kmmscand_alloc_copies()
+ * without the mmap_lock, are taken.
  */
-static void kmmscand_hand_to(struct kmmscand_copy *c,
-			     struct kmmscand_walk_ctl *ctl, unsigned int from,
-			     unsigned int end, unsigned int nr_isolated,
-			     unsigned long pages)
+static unsigned long kmmscand_plan_copies(struct kmmscand_walk_ctl *ctl,
+					  unsigned long pages)
 {
-	memcpy(c->entry, ctl->batch->entry + from,
-	       (end - from) * sizeof(*c->entry));
-	c->nr = end - from;
-	/* The isolated folios are listed in the order of their entries */
-	INIT_LIST_HEAD(&c->folios);
-	while (nr_isolated--)
-		list_move_tail(ctl->moving.next, &c->folios);
-	c->pages = pages;
-	c->target = ctl->moving_to;
-	c->ms = ctl->ms;
-	c->mm = ctl->mm;
-	/* The thread holds a reference for the scan step */
-	mmget(c->mm);
-	c->busy = true;
-	c->done = false;
-	kmmscand_nodes[c->target].in_flight += pages;
-	queue_work_on(kmmscand_copy_cpu(c->target), kmmscand_wq, &c->work);
+	unsigned int i, nr_idle = 0, nr_workers = kmmscand_workers();
+	unsigned long nr_shares;
+	struct kmmscand_copy *c;
+
+	ctl->nr_jobs = 0;
+	/* A worker that is done is taken back as soon as it can be */
+	kmmscand_settle_copies(false, ctl->ms);
+	for (i = 0; i < nr_workers * KMMSCAND_COPY_DEPTH; i++) {
+		c = &kmmscand_copies[i];
+		if (!c->busy && c->entry && nr_idle < nr_workers)
+			ctl->jobs[nr_idle++] = c;
+	}
+	nr_shares = min_t(unsigned long, nr_idle + 1,
+			  pages / KMMSCAND_COPY_MIN_PAGES);
+	if (nr_shares < 2)
+		return 0;
+	ctl->nr_jobs = nr_shares - 1;
+	for (i = 0; i < ctl->nr_jobs; i++) {
+		ctl->jobs[i]->nr = 0;
+		ctl->jobs[i]->pages = 0;
+	}
+	return pages / nr_shares;
+}
+
+/* Give up the jobs set aside for a batch that is dropped */
+static void kmmscand_drop_copies(struct kmmscand_walk_ctl *ctl)
+{
+	struct kmmscand_copy *c;
+	unsigned int i;
+
+	for (i = 0; i < ctl->nr_jobs; i++) {
+		c = ctl->jobs[i];
+		kmmscand_put_entries(ctl->mm, c->entry, c->nr, ctl->moving_to,
+				     KMMSCAND_PROMOTE_DROPPED);
+	}
+	ctl->nr_jobs = 0;
+}
+
+/* Hand the jobs that @ctl set aside over to the workers */
+static void kmmscand_hand_out(struct kmmscand_walk_ctl *ctl)
+{
+	struct kmmscand_copy *c;
+	unsigned int i;
+
+	for (i = 0; i < ctl->nr_jobs; i++) {
+		c = ctl->jobs[i];
+		if (!c->nr)
+			continue;
+		INIT_LIST_HEAD(&c->folios);
+		c->found = 0;
+		c->limited = false;
+		c->target = ctl->moving_to;
+		c->ms = ctl->ms;
+		c->mm = ctl->mm;
+		/* The thread holds a reference for the scan step */
+		mmget(c->mm);
+		c->busy = true;
+		c->done = false;
+		kmmscand_nodes[c->target].in_flight += c->pages;
+		queue_work_on(kmmscand_copy_cpu(c->target), kmmscand_wq,
+			      &c->work);
+	}
+	ctl->nr_jobs = 0;
 }
 
 /*
- * Share the batch that @ctl holds isolated between the idle workers and
- * the thread, in shares of KMMSCAND_COPY_MIN_PAGES or more, and hand the
- * workers theirs.  Return the index of the first entry the thread keeps.
+ * Give the jobs that the workers may take their entries, once: a batch's
+ * worth each (24 KiB), allocated where no lock is held.
  */
-static unsigned int kmmscand_hand_out(struct kmmscand_walk_ctl *ctl)
+static void kmmscand_alloc_copies(void)
 {
-	struct kmmscand_copy *idle[ARRAY_SIZE(kmmscand_copies)];
-	struct kmmscand_candidate *entry = ctl->batch->entry;
-	unsigned int i, end, from = 0, nr_idle = 0, nr_shares, nr_isolated;
-	unsigned int nr_workers = kmmscand_workers();
-	unsigned long pages = 0, share, got;
+	unsigned int i, nr_workers = kmmscand_workers();
+	struct kmmscand_copy *c;
 
-	/* A worker that is done is taken back as soon as it can be */
-	kmmscand_settle_copies(false, ctl->ms);
-	for (i = 0; i < nr_workers * KMMSCAND_COPY_DEPTH; i++)
-		if (!kmmscand_copies[i].busy)
-			idle[nr_idle++] = &kmmscand_copies[i];
 	if (nr_workers && nr_workers != kmmscand_wq_active) {
 		workqueue_set_max_active(kmmscand_wq, nr_workers);
 		kmmscand_wq_active = nr_workers;
 	}
-	for (i = 0; i < ctl->moving_end; i++)
-		if (entry[i].isolated)
-			pages += entry[i].nr;
-	nr_shares = min_t(unsigned long, min(nr_idle, nr_workers),
-			  pages / KMMSCAND_COPY_MIN_PAGES);
-	nr_shares = min_t(unsigned long, nr_shares + 1,
-			  pages / KMMSCAND_COPY_MIN_PAGES);
-	if (nr_shares < 2)
-		return 0;
-	/* The last share is the thread's */
-	share = pages / nr_shares;
-	for (i = 0; i + 1 < nr_shares; i++) {
-		if (!idle[i]->entry)
-			idle[i]->entry = kvmalloc_array(KMMSCAND_BATCH_MAX,
-							sizeof(*entry),
-							GFP_KERNEL);
-		if (!idle[i]->entry)
-			break;
-		got = 0;
-		nr_isolated = 0;
-		for (end = from; end < ctl->moving_end && got < share; end++) {
-			if (!entry[end].isolated)
-				continue;
-			got += entry[end].nr;
-			nr_isolated++;
-		}
-		kmmscand_hand_to(idle[i], ctl, from, end, nr_isolated, got);
-		from = end;
+	for (i = 0; i < nr_workers * KMMSCAND_COPY_DEPTH; i++) {
+		c = &kmmscand_copies[i];
+		if (!c->entry)
+			c->entry = kvmalloc_array(KMMSCAND_BATCH_MAX,
+						  sizeof(*c->entry),
+						  GFP_KERNEL);
 	}
-	return from;
 }
 
 /*
- * Migrate what kmmscand_isolate_batch() isolated, with the mmap_lock
- * given up: the isolations hold the folios, and no VMA is needed any more.
+ * Hand the shares of the batch over to the workers and migrate what
+ * kmmscand_isolate_batch() isolated, with the mmap_lock given up: the
+ * isolations hold the folios, and no VMA is needed any more.
  */
 static void kmmscand_migrate_batch(struct kmmscand_walk_ctl *ctl)
 {
 	unsigned long moved, failed;
-	unsigned int from;
 
+	kmmscand_hand_out(ctl);
+	kmmscand_alloc_copies();
 	if (list_empty(&ctl->moving))
 		return;
-	from = kmmscand_hand_out(ctl);
 	migrate_misplaced_folios(&ctl->moving, ctl->moving_to);
 	moved = kmmscand_settle_entries(ctl->mm, ctl->ms, &ctl->moving,
-					ctl->batch->entry + from,
-					ctl->moving_end - from,
+					ctl->batch->entry, ctl->moving_end,
 					ctl->moving_to, &failed);
 	kmmscand_count_moved(ctl->ms, moved, failed);
 }
@@ -2799,13 +2942,13 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
  *
  * - migrate_misplaced_folio_prepare() needs a VMA that maps the folio.
  *   Still holding the mmap_lock that the walk took keeps the recorded VMAs
- *   valid; isolating later would mean taking the lock again and looking
- *   every address up again, and the folio could meanwhile be anywhere.
- * - Candidates are pinned; isolating them at once bounds the pinned memory
- *   to one batch.
- * - The whole batch is isolated first and then migrated with one call, so
- *   that the unmapping of its folios shares TLB flushes: one round of
- *   IPIs to the CPUs that run the mm per batch, not per folio.
+ *   valid; a worker that isolates a share later takes the lock again and
+ *   looks each address up again (kmmscand_copy_isolate()).
+ * - Candidates are pinned; settling the batch at once bounds the pinned
+ *   memory to one batch, and one share of it per job of a worker.
+ * - Each share is isolated first and then migrated with one call, so that
+ *   the unmapping of its folios shares TLB flushes: one round of IPIs to
+ *   the CPUs that run the mm per share, not per folio.
  *
  * Once isolated, the folios need neither the VMA nor the lock, and the
  * thread migrates them after giving the lock up (kmmscand_migrate_batch()):
@@ -2813,12 +2956,14 @@ static bool kmmscand_targets_closed(struct kmmscand_walk_ctl *ctl)
  */
 static void kmmscand_isolate_batch(struct kmmscand_walk_ctl *ctl)
 {
+	unsigned long queued = 0, found = 0, share;
 	struct kmmscand_batch *b = ctl->batch;
 	struct list_head *isolated = &ctl->moving;
 	enum kmmscand_promote_result result;
-	unsigned long queued = 0, found = 0;
+	struct kmmscand_candidate *c;
+	struct kmmscand_copy *copy;
+	unsigned int i, job = 0;
 	int target, full_nid;
-	unsigned int i;
 
 	if (!b->nr)
 		return;
@@ -2826,7 +2971,7 @@ static void kmmscand_isolate_batch(struct kmmscand_walk_ctl *ctl)
 	kmmscand_dedup_batch(b);
 	/*
 	 * A node with room for the first folio is chosen; how much more of
-	 * the batch fits is for kmmscand_isolate_one() to find out.
+	 * the batch fits is for kmmscand_admit_one() to find out.
 	 */
 	target = kmmscand_choose_target(ctl, folio_nid(b->entry[0].folio),
 					folio_nr_pages(b->entry[0].folio),
@@ -2847,19 +2992,35 @@ static void kmmscand_isolate_batch(struct kmmscand_walk_ctl *ctl)
 		return;
 	}
 
+	/* The first shares go to workers, which isolate them themselves */
+	share = kmmscand_plan_copies(ctl, b->nr_pages);
+	ctl->moving_to = target;
 	for (i = 0; i < b->nr; i++) {
+		c = &b->entry[i];
 		if (kmmscand_should_stop()) {
 			kmmscand_drop_entries(ctl->mm, isolated, b->entry, i);
+			kmmscand_drop_copies(ctl);
 			kmmscand_release_batch(ctl, i, KMMSCAND_PROMOTE_DROPPED,
 					       NUMA_NO_NODE);
 			return;
 		}
-		/* Our reference to entry i is gone whatever the result */
-		result = kmmscand_isolate_one(ctl, &b->entry[i], target,
-					      isolated, queued);
+		/* Our reference to entry i goes with it whatever the result */
+		result = kmmscand_admit_one(ctl, c, target, queued);
+		if (result == KMMSCAND_PROMOTED && job < ctl->nr_jobs) {
+			copy = ctl->jobs[job];
+			copy->entry[copy->nr++] = *c;
+			copy->pages += c->nr;
+			queued += c->nr;
+			if (copy->pages >= share)
+				job++;
+			continue;
+		}
+		if (result == KMMSCAND_PROMOTED)
+			result = kmmscand_isolate_one(ctl->mm, c, c->vma, target,
+						      isolated);
 		if (result == KMMSCAND_PROMOTED) {
-			queued += b->entry[i].nr;
-			found += b->entry[i].accessed;
+			queued += c->nr;
+			found += c->accessed;
 		}
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED ||
 		    result == KMMSCAND_PROMOTE_NO_ROOM) {
@@ -3617,6 +3778,8 @@ static void kmmscand_init_ctl(struct kmmscand_walk_ctl *ctl,
 	ctl->stopped = false;
 	kmmscand_batch_reset(ctl);
 	INIT_LIST_HEAD(&ctl->moving);
+	ctl->moving_end = 0;
+	ctl->nr_jobs = 0;
 	kmmscand_slow_nodes(&ctl->slow);
 	kmmscand_owner_context(ctl);
 }
