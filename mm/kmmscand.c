@@ -2468,18 +2468,20 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
  * Copying is most of the thread's work while it promotes, and the thread
  * runs on one CPU at a time: on a crowded machine its nice level buys it
  * a fixed share of one CPU, which then caps promotion for every process.
- * So the thread shares each batch with the idle workers of an unbound
- * workqueue, which run at its nice level.  Under the mmap_lock it admits
- * the batch's candidates against the room of their target, sets the first
- * shares aside for workers and isolates the last one itself; once it has
- * given the lock up it hands the shares over, migrates its own and scans
- * on.  A worker takes the mmap_lock for read in its turn, isolates its
- * share and migrates it.  So a folio is off the LRU only for the migration
- * call that moves it, however long a job waits for its worker: a waiting
- * job holds the references that the scan took, as a filling batch does.
- * A worker takes a second job while it runs one (KMMSCAND_COPY_DEPTH);
- * with no idle job, the thread migrates the whole batch.  It never waits
- * for a worker except at the end of a pass, when it takes every job back.
+ * So the thread hands each batch to the idle workers of an unbound
+ * workqueue, which run at its nice level, and scans on: it is the only
+ * one that scans, and it copies only what no worker can take.  Under the
+ * mmap_lock it admits the batch's candidates against the room of their
+ * target and shares them out between the idle jobs; once it has given the
+ * lock up it hands the jobs over.  A worker takes the mmap_lock for read
+ * in its turn, isolates its share and migrates it.  So a folio is off the
+ * LRU only for the migration call that moves it, however long a job waits
+ * for its worker: a waiting job holds the references that the scan took,
+ * as a filling batch does.  A worker takes a second job while it runs one
+ * (KMMSCAND_COPY_DEPTH); with no idle job, or a batch too small to hand
+ * over, the thread isolates and migrates the batch itself.  It never
+ * waits for a worker except at the end of a pass, when it takes every job
+ * back.
  *
  * A job holds a reference to its mm (mm_users), which keeps the mm's slot
  * too (see __kmmscand_exit()).  The thread settles a finished job (counts,
@@ -2693,17 +2695,17 @@ static void kmmscand_settle_copies(bool wait,
 }
 
 /*
- * Set aside idle jobs to take shares of @ctl's batch of @pages base pages,
- * shares of KMMSCAND_COPY_MIN_PAGES or more, the last of which is the
- * thread's.  Return the size of a share, or 0 if the thread keeps the
- * whole batch.  Only jobs with entries, given by kmmscand_alloc_copies()
- * without the mmap_lock, are taken.
+ * Set aside the idle jobs that take @ctl's batch of @pages base pages, in
+ * equal shares of KMMSCAND_COPY_MIN_PAGES or more.  The thread is the only
+ * one that scans, so it hands the whole batch over when it can and copies
+ * only what no idle job takes.  Return the size of a share, or 0 if the
+ * thread keeps the whole batch.  Only jobs with entries, given by
+ * kmmscand_alloc_copies() without the mmap_lock, are taken.
  */
 static unsigned long kmmscand_plan_copies(struct kmmscand_walk_ctl *ctl,
 					  unsigned long pages)
 {
 	unsigned int i, nr_idle = 0, nr_workers = kmmscand_workers();
-	unsigned long nr_shares;
 	struct kmmscand_copy *c;
 
 	ctl->nr_jobs = 0;
@@ -2714,16 +2716,13 @@ static unsigned long kmmscand_plan_copies(struct kmmscand_walk_ctl *ctl,
 		if (!c->busy && c->entry && nr_idle < nr_workers)
 			ctl->jobs[nr_idle++] = c;
 	}
-	nr_shares = min_t(unsigned long, nr_idle + 1,
-			  pages / KMMSCAND_COPY_MIN_PAGES);
-	if (nr_shares < 2)
-		return 0;
-	ctl->nr_jobs = nr_shares - 1;
+	ctl->nr_jobs = min_t(unsigned long, nr_idle,
+			     pages / KMMSCAND_COPY_MIN_PAGES);
 	for (i = 0; i < ctl->nr_jobs; i++) {
 		ctl->jobs[i]->nr = 0;
 		ctl->jobs[i]->pages = 0;
 	}
-	return pages / nr_shares;
+	return ctl->nr_jobs ? DIV_ROUND_UP(pages, ctl->nr_jobs) : 0;
 }
 
 /* Give up the jobs set aside for a batch that is dropped */
