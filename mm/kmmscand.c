@@ -2497,9 +2497,8 @@ static void kmmscand_count_visit(struct kmmscand_mm_slot *ms,
  * hand-over until it sets @done, and the thread again from then on.
  * @entry[0, @nr) are the admitted candidates of @pages base pages, handed
  * over with their references, which the worker gives up as it isolates
- * them or finds them stale; @found counts the Accessed entries of those it
- * isolated, and @limited says that the rate limit of @target refused the
- * rest.
+ * them or finds them stale; @limited says that the rate limit of @target
+ * refused the rest.
  */
 struct kmmscand_copy {
 	struct work_struct work;
@@ -2507,7 +2506,6 @@ struct kmmscand_copy {
 	struct kmmscand_candidate *entry;
 	unsigned int nr;
 	unsigned long pages;
-	unsigned long found;
 	struct kmmscand_mm_slot *ms;
 	struct mm_struct *mm;
 	int target;
@@ -2554,8 +2552,6 @@ static void kmmscand_copy_isolate(struct kmmscand_copy *c)
 		}
 		result = kmmscand_isolate_one(c->mm, e, vma, c->target,
 					      &c->folios);
-		if (result == KMMSCAND_PROMOTED)
-			c->found += e->accessed;
 		if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
 			c->limited = true;
 			kmmscand_put_entries(c->mm, e + 1, c->nr - i - 1,
@@ -2659,7 +2655,6 @@ static void kmmscand_settle_copy(struct kmmscand_copy *c,
 					c->target, &failed);
 	kmmscand_count_moved(ms, moved, failed);
 	ms->stats.cpu_ns += c->cpu_ns;
-	ms->isolated += c->found;
 	/* The thread's next batch for the node backs off as for its own */
 	if (c->limited)
 		n->limited_until = numa_promote_window_end(NODE_DATA(c->target));
@@ -2750,7 +2745,6 @@ static void kmmscand_hand_out(struct kmmscand_walk_ctl *ctl)
 		if (!c->nr)
 			continue;
 		INIT_LIST_HEAD(&c->folios);
-		c->found = 0;
 		c->limited = false;
 		c->target = ctl->moving_to;
 		c->ms = ctl->ms;
@@ -3010,6 +3004,11 @@ static void kmmscand_isolate_batch(struct kmmscand_walk_ctl *ctl)
 			copy->entry[copy->nr++] = *c;
 			copy->pages += c->nr;
 			queued += c->nr;
+			/*
+			 * Taken for promotion, as if isolated: the scan may
+			 * end before the job is settled.
+			 */
+			found += c->accessed;
 			if (copy->pages >= share)
 				job++;
 			continue;
