@@ -2371,29 +2371,20 @@ static void kmmscand_drop_entries(struct mm_struct *mm,
 
 /*
  * The folios of the entries of @entry[0, @nr) marked isolated were
- * migrated to @target with one call, so that their unmapping shared TLB
- * flushes (see migrate_misplaced_folios()); @isolated holds those that
- * were not.  Put them back, then count and trace each entry, and mark
- * those that moved in the heat of @ms if given.  The
- * entries are sorted by folio, so a folio that failed is found by
- * bisection; the others may be freed already and are not looked at.  No
- * lock is needed: the isolations held the folios.  Return the base pages
- * migrated.
+ * migrated with one call, so that their unmapping shared TLB flushes (see
+ * migrate_misplaced_folios()); @isolated holds those that were not.  Mark
+ * their entries failed and put them back at once: no folio stays isolated
+ * past the call that was to move it.  The entries are sorted by folio, so
+ * a folio that failed is found by bisection; the others may be freed
+ * already and are not looked at.
  */
-static unsigned long kmmscand_settle_entries(struct mm_struct *mm,
-					     struct kmmscand_mm_slot *ms,
-					     struct list_head *isolated,
-					     struct kmmscand_candidate *entry,
-					     unsigned int nr, int target,
-					     unsigned long *failed)
+static void kmmscand_put_back_failed(struct list_head *isolated,
+				     struct kmmscand_candidate *entry,
+				     unsigned int nr)
 {
 	struct kmmscand_candidate key, *c;
-	enum kmmscand_promote_result result;
-	unsigned long moved = 0;
 	struct folio *folio;
-	unsigned int i;
 
-	*failed = 0;
 	list_for_each_entry(folio, isolated, lru) {
 		key.folio = folio;
 		c = bsearch(&key, entry, nr, sizeof(*c),
@@ -2402,7 +2393,26 @@ static unsigned long kmmscand_settle_entries(struct mm_struct *mm,
 			c->failed = true;
 	}
 	putback_movable_pages(isolated);
+}
 
+/*
+ * Count and trace each entry of @entry[0, @nr) that was isolated for
+ * @target, once kmmscand_put_back_failed() has marked those that did not
+ * move, and mark those that moved in the heat of @ms if given.  No lock is
+ * needed: the folios are not looked at.  Return the base pages migrated.
+ */
+static unsigned long kmmscand_settle_entries(struct mm_struct *mm,
+					     struct kmmscand_mm_slot *ms,
+					     struct kmmscand_candidate *entry,
+					     unsigned int nr, int target,
+					     unsigned long *failed)
+{
+	enum kmmscand_promote_result result;
+	struct kmmscand_candidate *c;
+	unsigned long moved = 0;
+	unsigned int i;
+
+	*failed = 0;
 	for (i = 0; i < nr; i++) {
 		c = &entry[i];
 		if (!c->isolated)
@@ -2571,8 +2581,10 @@ static void kmmscand_copy_work(struct work_struct *work)
 	u64 runtime = task_sched_runtime(current);
 
 	kmmscand_copy_isolate(c);
-	if (!list_empty(&c->folios))
+	if (!list_empty(&c->folios)) {
 		migrate_misplaced_folios(&c->folios, c->target);
+		kmmscand_put_back_failed(&c->folios, c->entry, c->nr);
+	}
 	c->cpu_ns = task_sched_runtime(current) - runtime;
 	/* Pairs with smp_load_acquire() in kmmscand_settle_copies() */
 	smp_store_release(&c->done, true);
@@ -2651,8 +2663,8 @@ static void kmmscand_settle_copy(struct kmmscand_copy *c,
 	struct kmmscand_mm_stats was = ms->stats;
 	unsigned long moved, failed;
 
-	moved = kmmscand_settle_entries(c->mm, ms, &c->folios, c->entry, c->nr,
-					c->target, &failed);
+	moved = kmmscand_settle_entries(c->mm, ms, c->entry, c->nr, c->target,
+					&failed);
 	kmmscand_count_moved(ms, moved, failed);
 	ms->stats.cpu_ns += c->cpu_ns;
 	/* The thread's next batch for the node backs off as for its own */
@@ -2796,9 +2808,11 @@ static void kmmscand_migrate_batch(struct kmmscand_walk_ctl *ctl)
 	if (list_empty(&ctl->moving))
 		return;
 	migrate_misplaced_folios(&ctl->moving, ctl->moving_to);
-	moved = kmmscand_settle_entries(ctl->mm, ctl->ms, &ctl->moving,
-					ctl->batch->entry, ctl->moving_end,
-					ctl->moving_to, &failed);
+	kmmscand_put_back_failed(&ctl->moving, ctl->batch->entry,
+				 ctl->moving_end);
+	moved = kmmscand_settle_entries(ctl->mm, ctl->ms, ctl->batch->entry,
+					ctl->moving_end, ctl->moving_to,
+					&failed);
 	kmmscand_count_moved(ctl->ms, moved, failed);
 }
 
