@@ -1171,8 +1171,8 @@ static bool kmmscand_isolated_most(unsigned long found, unsigned long isolated)
 /**
  * kmmscand_update_scan_state - adapt the scan period and size of an mm
  * @st: the scan state of the mm, updated in place
- * @accessed: the accessed slow-tier pages the scan that just ended found,
- *	including the young ones of regions it primed
+ * @accessed: the accessed slow-tier pages the scan that just ended found
+ * @primed: the young slow-tier pages of the regions it primed
  * @isolated_most: that scan isolated for promotion most of what it found
  * @t: the knobs
  *
@@ -1197,19 +1197,26 @@ static bool kmmscand_isolated_most(unsigned long found, unsigned long isolated)
  * is not scanned at all while skip_idle_mm is set (kmmscand_skip_idle()),
  * which counts that as activity vanished whatever the last scan promoted.
  *
- * Young pages in a region being primed are no promotion candidates, but
- * they are activity: memory the mm populated or used since the previous
- * look.  Counting them puts the scan after a priming one a short period
- * (X = 0, Y > 0) later rather than a longer one, so that a hot set is
- * first promoted one period after kmmscand first looks at it, not two.
+ * Young pages in a region being primed (@primed) are no promotion
+ * candidates, but they are activity: memory the mm populated or used since
+ * the previous look.  They count in Y, which puts the scan after a priming
+ * one a short period (X = 0, Y > 0) later rather than a longer one, so that
+ * a hot set is first promoted one period after kmmscand first looks at it,
+ * not two.  They are left out of the X that the next scan compares with:
+ * the young bits of memory just populated say nothing of what the mm uses,
+ * and an mm that fills its memory and then waits (a process at a start
+ * barrier, a server warming up) is still idle when the next scan finds
+ * nothing, not one whose activity vanished.
  */
 static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 				       unsigned long accessed,
+				       unsigned long primed,
 				       bool isolated_most,
 				       const struct kmmscand_tuning *t)
 {
 	unsigned long x = st->prev_accessed;
-	unsigned long y = accessed < t->min_accessed ? 0 : accessed;
+	unsigned long y = accessed + primed < t->min_accessed ? 0 :
+			  accessed + primed;
 	unsigned long period = st->period_ms;
 	unsigned long size = st->size_mb;
 
@@ -1230,8 +1237,8 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 
 	st->period_ms = kmmscand_clamp(period, &t->period_ms);
 	st->size_mb = kmmscand_clamp(size, &t->size_mb);
-	st->prev_accessed = y;
-	st->prev_isolated_most = y && isolated_most;
+	st->prev_accessed = accessed < t->min_accessed ? 0 : accessed;
+	st->prev_isolated_most = st->prev_accessed && isolated_most;
 }
 
 /*
@@ -3660,7 +3667,7 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	kmmscand_read_tuning(&t);
 	if (ms->eligible) {
 		most = kmmscand_isolated_most(ms->found, ms->isolated);
-		kmmscand_update_scan_state(&ms->state, ms->accessed + ms->primed,
+		kmmscand_update_scan_state(&ms->state, ms->accessed, ms->primed,
 					   most, &t);
 		wait_ms = ms->state.period_ms;
 	} else {
@@ -3849,7 +3856,7 @@ static bool kmmscand_skip_idle(struct kmmscand_mm_slot *ms)
 	kmmscand_read_tuning(&t);
 	/* The mm stopped: its activity vanished, whatever was promoted */
 	ms->state.prev_isolated_most = false;
-	kmmscand_update_scan_state(&ms->state, 0, false, &t);
+	kmmscand_update_scan_state(&ms->state, 0, 0, false, &t);
 	ms->next_scan = jiffies + msecs_to_jiffies(ms->state.period_ms);
 	ms->begun = true;
 	count_vm_event(KMMSCAND_MM_IDLE_SKIPPED);

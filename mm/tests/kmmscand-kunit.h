@@ -33,7 +33,7 @@ static void kmmscand_test_state(struct kunit *test, unsigned long period,
 		.prev_accessed = x,
 	};
 
-	kmmscand_update_scan_state(&st, y, false, &kmmscand_test_tuning);
+	kmmscand_update_scan_state(&st, y, 0, false, &kmmscand_test_tuning);
 	KUNIT_EXPECT_EQ(test, st.period_ms, want_period);
 	KUNIT_EXPECT_EQ(test, st.size_mb, want_size);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, want_x);
@@ -77,28 +77,55 @@ static void kmmscand_test_moved_up_stays_short(struct kunit *test)
 		.prev_isolated_most = true,
 	};
 
-	kmmscand_update_scan_state(&st, 0, false, t);
+	kmmscand_update_scan_state(&st, 0, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
 	KUNIT_EXPECT_EQ(test, st.size_mb, 4096UL);
 	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
-	kmmscand_update_scan_state(&st, 0, false, t);
+	kmmscand_update_scan_state(&st, 0, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 529UL);
 	KUNIT_EXPECT_EQ(test, st.size_mb, 2048UL);
 
 	/* A busy scan records what it isolated, for the next one */
 	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
-	kmmscand_update_scan_state(&st, 500, true, t);
+	kmmscand_update_scan_state(&st, 500, 0, true, t);
 	KUNIT_EXPECT_TRUE(test, st.prev_isolated_most);
-	kmmscand_update_scan_state(&st, 500, false, t);
+	kmmscand_update_scan_state(&st, 500, 0, false, t);
 	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
 	/* Then Y = 0 is activity vanishing */
-	kmmscand_update_scan_state(&st, 0, false, t);
+	kmmscand_update_scan_state(&st, 0, 0, false, t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 3200UL);
 
 	/* Below min_accessed nothing was found that counts */
 	st = (struct kmmscand_scan_state){ .period_ms = 400, .size_mb = 4096 };
-	kmmscand_update_scan_state(&st, 99, true, t);
+	kmmscand_update_scan_state(&st, 99, 0, true, t);
 	KUNIT_EXPECT_FALSE(test, st.prev_isolated_most);
+}
+
+/*
+ * The young pages of a priming scan are activity for the period that
+ * follows it, not accesses that the next scan compares with: an mm that
+ * populated its memory and then waits is still idle when the next scan
+ * finds nothing, and its period grows by SCAN_PERIOD_TUNE_PERCENT only.
+ */
+static void kmmscand_test_primed_then_idle(struct kunit *test)
+{
+	const struct kmmscand_tuning *t = &kmmscand_test_tuning;
+	struct kmmscand_scan_state st = { .period_ms = 2000, .size_mb = 4096 };
+
+	kmmscand_update_scan_state(&st, 0, 2048, false, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
+	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
+	KUNIT_EXPECT_EQ(test, st.prev_accessed, 0UL);
+	kmmscand_update_scan_state(&st, 0, 0, false, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 460UL);
+
+	/* Accesses found after the priming are a busy mm as before */
+	st = (struct kmmscand_scan_state){ .period_ms = 2000, .size_mb = 4096 };
+	kmmscand_update_scan_state(&st, 0, 2048, false, t);
+	kmmscand_update_scan_state(&st, 512, 0, true, t);
+	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
+	KUNIT_EXPECT_EQ(test, st.prev_accessed, 512UL);
+	KUNIT_EXPECT_TRUE(test, st.prev_isolated_most);
 }
 
 /* Most is at least half of a count that is not zero */
@@ -148,7 +175,7 @@ static void kmmscand_test_threshold(struct kunit *test)
 
 	/* With no threshold, a single page is activity */
 	t.min_accessed = 0;
-	kmmscand_update_scan_state(&st, 1, false, &t);
+	kmmscand_update_scan_state(&st, 1, 0, false, &t);
 	KUNIT_EXPECT_EQ(test, st.period_ms, 400UL);
 	KUNIT_EXPECT_EQ(test, st.size_mb, 16384UL);
 	KUNIT_EXPECT_EQ(test, st.prev_accessed, 1UL);
@@ -1102,6 +1129,7 @@ static struct kunit_case kmmscand_test_cases[] = {
 	KUNIT_CASE(kmmscand_test_idle_turns_busy),
 	KUNIT_CASE(kmmscand_test_busy_turns_idle),
 	KUNIT_CASE(kmmscand_test_moved_up_stays_short),
+	KUNIT_CASE(kmmscand_test_primed_then_idle),
 	KUNIT_CASE(kmmscand_test_isolated_most),
 	KUNIT_CASE(kmmscand_test_busy_stays_busy),
 	KUNIT_CASE(kmmscand_test_clamps),
