@@ -919,9 +919,9 @@ struct kmmscand_mm_slot {
  * @folio: the folio, pinned with a reference until it is isolated
  * @vma: a VMA that maps it; valid while the mmap_lock of the scan is held
  * @addr: the address at which the scan found it accessed
- * @pfn: once admitted, the folio's first pfn, for the tracepoint
- * @nid: once admitted, the node the folio was on
- * @nr: once admitted, the folio's base pages
+ * @pfn: the folio's first pfn, noted as it is queued, for the tracepoint
+ * @nid: the node the folio is on
+ * @nr: the folio's base pages, which our reference keeps from a split
  * @accessed: the accessed entries mapping it that the scan found, in base
  *	pages
  * @isolated: isolated for migration; the isolation holds the reference
@@ -2146,22 +2146,49 @@ static void kmmscand_batch_reset(struct kmmscand_walk_ctl *ctl)
 	ctl->last_folio = NULL;
 }
 
-/* Give up the candidates from index @from on, with @result */
+/*
+ * Count and trace the outcome for the folio at @pfn, of @nr base pages,
+ * on its way from @src to @target; kmmscand_count_no_room() counts a
+ * refusal for want of room, which is the scan step's.
+ */
+static void kmmscand_count_result(struct mm_struct *mm, unsigned long pfn,
+				  int src, int target, long nr,
+				  enum kmmscand_promote_result result)
+{
+	if (result == KMMSCAND_PROMOTED)
+		count_vm_events(KMMSCAND_MIGRATED, nr);
+	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
+		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
+	else if (result == KMMSCAND_PROMOTE_ISOLATE_FAILED ||
+		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
+		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
+	trace_kmmscand_migrate(mm, pfn, src, target, nr, result);
+}
+
+/* Give up the candidates @entry[0, @nr), with @result */
+static void kmmscand_put_entries(struct mm_struct *mm,
+				 struct kmmscand_candidate *entry,
+				 unsigned int nr, int target,
+				 enum kmmscand_promote_result result)
+{
+	struct kmmscand_candidate *c;
+
+	for (c = entry; c < entry + nr; c++) {
+		kmmscand_count_result(mm, c->pfn, c->nid, target, c->nr,
+				      result);
+		folio_put(c->folio);
+	}
+}
+
+/* Give up the candidates of the batch from index @from on, with @result */
 static void kmmscand_release_batch(struct kmmscand_walk_ctl *ctl,
 				   unsigned int from,
 				   enum kmmscand_promote_result result, int nid)
 {
 	struct kmmscand_batch *b = ctl->batch;
-	unsigned int i;
 
-	for (i = from; i < b->nr; i++) {
-		struct folio *folio = b->entry[i].folio;
-
-		trace_kmmscand_migrate(ctl->mm, folio_pfn(folio),
-				       folio_nid(folio), nid,
-				       folio_nr_pages(folio), result);
-		folio_put(folio);
-	}
+	kmmscand_put_entries(ctl->mm, b->entry + from, b->nr - from, nid,
+			     result);
 	kmmscand_batch_reset(ctl);
 }
 
@@ -2204,40 +2231,6 @@ static void kmmscand_count_no_room(struct kmmscand_walk_ctl *ctl,
 {
 	count_vm_events(KMMSCAND_NO_ROOM, nr);
 	ctl->no_room += nr;
-}
-
-/*
- * Count and trace the outcome for the folio at @pfn, of @nr base pages,
- * on its way from @src to @target; kmmscand_count_no_room() counts a
- * refusal for want of room, which is the scan step's.
- */
-static void kmmscand_count_result(struct mm_struct *mm, unsigned long pfn,
-				  int src, int target, long nr,
-				  enum kmmscand_promote_result result)
-{
-	if (result == KMMSCAND_PROMOTED)
-		count_vm_events(KMMSCAND_MIGRATED, nr);
-	else if (result == KMMSCAND_PROMOTE_RATE_LIMITED)
-		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
-	else if (result == KMMSCAND_PROMOTE_ISOLATE_FAILED ||
-		 result == KMMSCAND_PROMOTE_MIGRATE_FAILED)
-		count_vm_events(KMMSCAND_MIGRATE_FAILED, nr);
-	trace_kmmscand_migrate(mm, pfn, src, target, nr, result);
-}
-
-/* Give up the admitted candidates @entry[0, @nr), with @result */
-static void kmmscand_put_entries(struct mm_struct *mm,
-				 struct kmmscand_candidate *entry,
-				 unsigned int nr, int target,
-				 enum kmmscand_promote_result result)
-{
-	struct kmmscand_candidate *c;
-
-	for (c = entry; c < entry + nr; c++) {
-		kmmscand_count_result(mm, c->pfn, c->nid, target, c->nr,
-				      result);
-		folio_put(c->folio);
-	}
 }
 
 /* The folio found at @addr is being promoted, see kmmscand_heat_hot() */
@@ -2287,9 +2280,9 @@ static bool kmmscand_candidate_stale(const struct kmmscand_candidate *c,
  * misplaced-folio allocation may dip to the min watermark, so room checked
  * for one folio at a time would let a batch take the node below its high
  * watermark, where reclaim and the allocations of its own CPUs would pay
- * for it.  Return KMMSCAND_PROMOTED, with @c's pfn, node and size noted,
- * or else why not, having given up our reference (a refusal for want of
- * room is left for the caller to count).
+ * for it.  Return KMMSCAND_PROMOTED, or else why not, having given up
+ * our reference (a refusal for want of room is left for the caller to
+ * count).
  */
 static enum kmmscand_promote_result
 kmmscand_admit_one(struct kmmscand_walk_ctl *ctl, struct kmmscand_candidate *c,
@@ -2298,9 +2291,6 @@ kmmscand_admit_one(struct kmmscand_walk_ctl *ctl, struct kmmscand_candidate *c,
 	struct folio *folio = c->folio;
 	enum kmmscand_promote_result result = KMMSCAND_PROMOTED;
 
-	c->pfn = folio_pfn(folio);
-	c->nid = folio_nid(folio);
-	c->nr = folio_nr_pages(folio);
 	c->isolated = false;
 	c->failed = false;
 	if (kmmscand_candidate_stale(c, &ctl->slow))
@@ -2894,13 +2884,12 @@ static void kmmscand_refuse_batch(struct kmmscand_walk_ctl *ctl,
 	unsigned int i;
 
 	for (i = from; i < b->nr; i++)
-		nr += folio_nr_pages(b->entry[i].folio);
+		nr += b->entry[i].nr;
 	kmmscand_release_batch(ctl, from, result, nid);
 	kmmscand_adapt_threshold(n, jiffies, true,
 				 kmmscand_refusal_tightens(n, result,
 							   ctl->max_heat));
 	if (result == KMMSCAND_PROMOTE_RATE_LIMITED) {
-		count_vm_events(KMMSCAND_RATE_LIMITED, nr);
 		kmmscand_note_rate_limited(ctl, nid);
 	} else {
 		kmmscand_count_no_room(ctl, nr);
@@ -3161,6 +3150,9 @@ static void kmmscand_note_entry(struct kmmscand_walk_ctl *ctl,
 	b->entry[b->nr].folio = folio;
 	b->entry[b->nr].vma = vma;
 	b->entry[b->nr].addr = addr;
+	b->entry[b->nr].pfn = folio_pfn(folio);
+	b->entry[b->nr].nid = folio_nid(folio);
+	b->entry[b->nr].nr = folio_nr_pages(folio);
 	b->entry[b->nr].accessed = nr;
 	b->entry[b->nr].isolated = false;
 	b->nr++;

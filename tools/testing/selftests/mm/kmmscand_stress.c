@@ -185,8 +185,9 @@
 #define CPUSET_CGROUP		CGROUP_ROOT "/kmm-stress-cpuset"
 
 /*
- * target_node_full: leave the top node this much above the sum of its
- * zones' high watermarks.  Below its high watermark plus a folio, kmmscand
+ * target_node_full: leave the top node this much room above its zones'
+ * high watermarks and lowmem reserves (what kmmscand's room check and the
+ * allocator see, not MemFree).  Below its high watermark plus a folio, kmmscand
  * does not promote there; below its low one, ordinary allocations fall
  * back to the slow node; we stay above the min one so that the filler is
  * never the victim of direct reclaim or the OOM killer.
@@ -1670,39 +1671,36 @@ static bool case_oom_mid_promotion(void)
 
 /* ------------------------------------------------------------ full node */
 
-static unsigned long node_free(int node)
+/*
+ * What allocations may still take from @node: its zones' free memory above
+ * their high watermarks and the lowmem reserves kept from allocations that
+ * could use a higher zone.  MemFree counts those reserves too, which a
+ * filler can never take.
+ */
+static unsigned long node_room(int node)
 {
-	char path[128], line[256];
-	unsigned long kb = 0;
-	FILE *f;
-	int n;
+	struct tier_node_marks marks;
 
-	snprintf(path, sizeof(path), NODE_DIR "/node%d/meminfo", node);
-	f = fopen(path, "r");
-	if (!f)
+	if (tier_node_marks(node, &marks))
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Node %d MemFree: %lu kB", &n, &kb) == 2)
-			break;
-	fclose(f);
-	return kb * KIB;
+	return marks.room * page_size();
 }
 
 /*
- * Fill the top node down to its high watermark and hold it there: memory
+ * Fill the top node down to FULL_MARGIN of room and hold it there: memory
  * freed later, by the processes of the cases before or by kswapd, is
  * taken again, so that the room left stays the margin.
  */
 static int filler(void *arg)
 {
-	unsigned long floor = *(unsigned long *)arg;
 	unsigned long mask = 1UL << env.top;
 
+	(void)arg;
 	if (set_mempolicy(MPOL_BIND, &mask, TIER_MAX_NODES + 1))
 		return sys_fail();
 	for (;;) {
-		while (node_free(env.top) > floor) {
-			bool big = node_free(env.top) > floor + 2 * FILL_CHUNK;
+		while (node_room(env.top) > FULL_MARGIN) {
+			bool big = node_room(env.top) > FULL_MARGIN + 2 * FILL_CHUNK;
 			size_t len = big ? FILL_CHUNK : FILL_STEP;
 			char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -1751,7 +1749,6 @@ static bool full_met(void *arg)
 
 static bool case_target_node_full(void)
 {
-	unsigned long floor = tier_node_high_wmark(env.top) + FULL_MARGIN;
 	double end = tier_now() + FILL_TIMEOUT_MS / 1000.0;
 	struct full_cond met = { .no_room.name = stat_name[NO_ROOM] };
 	struct pool fill = { 0 }, p = { 0 };
@@ -1761,13 +1758,14 @@ static bool case_target_node_full(void)
 
 	stats_read(&a);
 	met.no_room.min = a.v[NO_ROOM] + 1;
-	pool_add(&fill, filler, &floor, 0);
-	while (node_free(env.top) > floor + FILL_STEP && tier_now() < end)
+	pool_add(&fill, filler, NULL, 0);
+	while (node_room(env.top) > FULL_MARGIN + FILL_STEP &&
+	       tier_now() < end)
 		usleep(REAP_POLL_US);
-	ksft_print_msg("target_node_full: node %d free %lu MiB, high watermarks + margin %lu MiB\n",
-		       env.top, node_free(env.top) / MIB, floor / MIB);
+	ksft_print_msg("target_node_full: node %d room %lu MiB, margin %lu MiB\n",
+		       env.top, node_room(env.top) / MIB, FULL_MARGIN / MIB);
 	/* A node that was never full tests nothing */
-	if (node_free(env.top) > floor + FILL_STEP) {
+	if (node_room(env.top) > FULL_MARGIN + FILL_STEP) {
 		ksft_print_msg("target_node_full: node %d not filled in %d s\n",
 			       env.top, FILL_TIMEOUT_MS / 1000);
 		ok = false;
