@@ -3671,7 +3671,7 @@ static void kmmscand_end_scan(struct kmmscand_mm_slot *ms)
 	count_vm_event(KMMSCAND_MM_SCANS);
 	ms->stats.scans++;
 	trace_kmmscand_scan_end(ms->slot.mm, ms->address, ms->scanned,
-				ms->accessed, old.prev_accessed,
+				ms->accessed, ms->primed, old.prev_accessed,
 				ms->state.prev_accessed, old.period_ms,
 				ms->state.period_ms, old.size_mb,
 				ms->state.size_mb, ms->found, ms->isolated);

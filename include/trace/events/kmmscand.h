@@ -100,8 +100,10 @@ TRACE_EVENT(kmmscand_scan_start,
  * @end: where the next scan resumes (0 after the end of the address space)
  * @scanned: base pages mapped by the PTEs and PMDs examined
  * @accessed: accessed slow-tier base pages found
+ * @primed: young slow-tier base pages of the regions the scan primed:
+ *	activity for the new period, not candidates, and no part of @cur
  * @prev: X, the accessed count the previous scan left behind
- * @cur: Y, @accessed after the min_accessed_pages threshold
+ * @cur: @accessed after the min_accessed_pages threshold, the next X
  * @old_period_ms: scan period before the update
  * @new_period_ms: scan period after the update
  * @old_size_mb: scan size before the update
@@ -115,16 +117,19 @@ TRACE_EVENT(kmmscand_scan_start,
 TRACE_EVENT(kmmscand_scan_end,
 	    TP_PROTO(struct mm_struct *mm, unsigned long end,
 		     unsigned long scanned, unsigned long accessed,
+		     unsigned long primed,
 		     unsigned long prev, unsigned long cur,
 		     unsigned long old_period_ms, unsigned long new_period_ms,
 		     unsigned long old_size_mb, unsigned long new_size_mb,
 		     unsigned long found, unsigned long isolated),
-	    TP_ARGS(mm, end, scanned, accessed, prev, cur, old_period_ms,
-		    new_period_ms, old_size_mb, new_size_mb, found, isolated),
+	    TP_ARGS(mm, end, scanned, accessed, primed, prev, cur,
+		    old_period_ms, new_period_ms, old_size_mb, new_size_mb,
+		    found, isolated),
 	    TP_STRUCT__entry(__field(struct mm_struct *, mm)
 			     __field(unsigned long, end)
 			     __field(unsigned long, scanned)
 			     __field(unsigned long, accessed)
+			     __field(unsigned long, primed)
 			     __field(unsigned long, prev)
 			     __field(unsigned long, cur)
 			     __field(unsigned long, old_period_ms)
@@ -137,6 +142,7 @@ TRACE_EVENT(kmmscand_scan_end,
 			   __entry->end = end;
 			   __entry->scanned = scanned;
 			   __entry->accessed = accessed;
+			   __entry->primed = primed;
 			   __entry->prev = prev;
 			   __entry->cur = cur;
 			   __entry->old_period_ms = old_period_ms;
@@ -145,9 +151,10 @@ TRACE_EVENT(kmmscand_scan_end,
 			   __entry->new_size_mb = new_size_mb;
 			   __entry->found = found;
 			   __entry->isolated = isolated;),
-	    TP_printk("mm=%p end=0x%lx scanned=%lu accessed=%lu X=%lu Y=%lu period_ms=%lu->%lu size_mb=%lu->%lu found=%lu isolated=%lu",
+	    TP_printk("mm=%p end=0x%lx scanned=%lu accessed=%lu primed=%lu X=%lu Y=%lu period_ms=%lu->%lu size_mb=%lu->%lu found=%lu isolated=%lu",
 		      __entry->mm, __entry->end, __entry->scanned,
-		      __entry->accessed, __entry->prev, __entry->cur,
+		      __entry->accessed, __entry->primed, __entry->prev,
+		      __entry->cur,
 		      __entry->old_period_ms, __entry->new_period_ms,
 		      __entry->old_size_mb, __entry->new_size_mb,
 		      __entry->found, __entry->isolated)
