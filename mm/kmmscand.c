@@ -1168,6 +1168,13 @@ static bool kmmscand_isolated_most(unsigned long found, unsigned long isolated)
 	return found && isolated >= DIV_ROUND_UP(found, 2);
 }
 
+/* @pages, or 0 if fewer than min_accessed: a count that small is noise */
+static unsigned long kmmscand_above_noise(unsigned long pages,
+					  const struct kmmscand_tuning *t)
+{
+	return pages < t->min_accessed ? 0 : pages;
+}
+
 /**
  * kmmscand_update_scan_state - adapt the scan period and size of an mm
  * @st: the scan state of the mm, updated in place
@@ -1215,8 +1222,7 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 				       const struct kmmscand_tuning *t)
 {
 	unsigned long x = st->prev_accessed;
-	unsigned long y = accessed + primed < t->min_accessed ? 0 :
-			  accessed + primed;
+	unsigned long y = kmmscand_above_noise(accessed + primed, t);
 	unsigned long period = st->period_ms;
 	unsigned long size = st->size_mb;
 
@@ -1237,7 +1243,7 @@ static void kmmscand_update_scan_state(struct kmmscand_scan_state *st,
 
 	st->period_ms = kmmscand_clamp(period, &t->period_ms);
 	st->size_mb = kmmscand_clamp(size, &t->size_mb);
-	st->prev_accessed = accessed < t->min_accessed ? 0 : accessed;
+	st->prev_accessed = kmmscand_above_noise(accessed, t);
 	st->prev_isolated_most = st->prev_accessed && isolated_most;
 }
 

@@ -29,6 +29,11 @@
  * fast_tier_offline:   top-node movable memory blocks offlined and onlined
  *                      while kmmscand promotes into them; nothing it
  *                      isolated stays isolated
+ * migrate_refused:     hot sets of which a part cannot move (a pipe holds
+ *                      references to it), with a thread taking the mmap
+ *                      lock for write over and over: what fails to move
+ *                      goes back to the LRU, and no more is isolated at
+ *                      once than the copying contexts migrate
  * fault_injection:     failslab and fail_page_alloc in the daemon and in
  *                      processes being scanned
  * knobs_under_load:    every knob and sysctl written by several writers
@@ -65,6 +70,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -254,6 +260,27 @@
  * it isolated within one batch, and others isolate only for a moment.
  */
 #define ISOLATED_TIMEOUT_MS	(10 * 1000)
+
+/*
+ * migrate_refused: workers of REFUSED_SIZE each, more in all than the
+ * copying contexts may hold isolated at once on this machine, so that
+ * a model that keeps folios isolated while they wait for a context goes
+ * over the bound.  A pipe holds references to the first REFUSED_HELD of
+ * each set (the most a pipe takes unasked), so their migrations fail.
+ */
+#define REFUSED_WORKERS		3
+#define REFUSED_SIZE		(16 * MIB)
+#define REFUSED_HELD		(1 * MIB)
+/* How often the isolated count is read while the workers run */
+#define REFUSED_POLL_US		(20 * 1000)
+/*
+ * KMMSCAND_BATCH_PAGES of mm/kmmscand.c: the most a copying context
+ * isolates before it migrates them.  Others isolate a little at a time
+ * (reclaim and compaction a cluster of 32); one PTE table's worth covers
+ * them.
+ */
+#define BATCH_PAGES		(16 * MIB / 4096)
+#define ISOLATED_SLACK		512
 
 /*
  * fault_injection: fail one allocation in FAULT_PROBABILITY_STR percent of the
@@ -2128,6 +2155,140 @@ static bool case_fast_tier_offline(void)
 	return ok;
 }
 
+/* ------------------------------------------------------------ refused */
+
+/* Take and give up the mmap lock for write, in a loop, until told to stop */
+static void *lock_churn(void *arg)
+{
+	size_t psz = page_size();
+	char *p;
+
+	(void)arg;
+	while (!__atomic_load_n(&env.sh->stop_workers, __ATOMIC_RELAXED)) {
+		p = mmap(NULL, psz, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			continue;
+		*p = 1;
+		munmap(p, psz);
+	}
+	return NULL;
+}
+
+/*
+ * Keep a set hot on the slow node, of which the pipe holds the head, and
+ * keep faulting the rest in there again, as bounce_worker() does; a
+ * thread contends for the mmap lock meanwhile.
+ */
+static int refused_worker(void *arg)
+{
+	unsigned long seed = rng();
+	char *set = alloc_stamped(REFUSED_SIZE, false, seed);
+	struct iovec iov;
+	pthread_t churn;
+	int pipefd[2];
+	ssize_t n;
+
+	(void)arg;
+	if (!set)
+		return EXIT_NOMEM;
+	if (pipe(pipefd) ||
+	    fcntl(pipefd[1], F_SETPIPE_SZ, REFUSED_HELD) < (int)REFUSED_HELD)
+		return sys_fail();
+	/* Not read until exit: the pipe keeps a reference to each page */
+	iov.iov_base = set;
+	iov.iov_len = REFUSED_HELD;
+	while (iov.iov_len) {
+		n = vmsplice(pipefd[1], &iov, 1, 0);
+		if (n <= 0)
+			return sys_fail();
+		iov.iov_base = (char *)iov.iov_base + n;
+		iov.iov_len -= n;
+	}
+	if (pthread_create(&churn, NULL, lock_churn, NULL))
+		return EXIT_NOMEM;
+	while (!__atomic_load_n(&env.sh->stop_workers, __ATOMIC_RELAXED)) {
+		touch_for(set, REFUSED_SIZE, FAST_OFFLINE_HOLD_MS / 1000.0);
+		if (check_stamp(set, 0, REFUSED_SIZE, seed, STAMP_EXACT))
+			return EXIT_CORRUPT;
+		if (madvise(set + REFUSED_HELD, REFUSED_SIZE - REFUSED_HELD,
+			    MADV_DONTNEED))
+			return sys_fail();
+		if (stamp_on_node(set, REFUSED_HELD,
+				  REFUSED_SIZE - REFUSED_HELD, seed))
+			return EXIT_NOMEM;
+		count_op();
+	}
+	pthread_join(churn, NULL);
+	return check_stamp(set, 0, REFUSED_SIZE, seed, STAMP_EXACT) ?
+	       EXIT_CORRUPT : EXIT_OK;
+}
+
+/*
+ * The most kmmscand may hold isolated at once: a batch for each context
+ * that copies, the thread and its workers (no more than the online CPUs).
+ */
+static unsigned long isolated_bound(void)
+{
+	long threads = 1, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	tier_read_long(KMM_DIR "/migrate_threads", &threads);
+	if (threads < 1)
+		threads = 1;
+	if (cpus > 0 && threads > cpus)
+		threads = cpus;
+	return threads * BATCH_PAGES + ISOLATED_SLACK;
+}
+
+static bool case_migrate_refused(void)
+{
+	unsigned long bound = isolated_bound(), most = 0, now;
+	unsigned long failed, moved;
+	struct isolated_cond iso = { 0 };
+	struct pool p = { 0 };
+	bool ok = true;
+	double end;
+	int i;
+
+	failed = vmstat_now(MIGRATE_FAILED);
+	moved = vmstat_now(MIGRATED);
+	env.sh->stop_workers = 0;
+	for (i = 0; i < REFUSED_WORKERS; i++)
+		pool_add(&p, refused_worker, NULL, 0);
+	end = tier_now() + env.case_seconds;
+	while (tier_now() < end) {
+		tier_vmstat_refresh();
+		now = node_isolated(env.slow);
+		if (now != ULONG_MAX && now > most)
+			most = now;
+		pool_poll(&p);
+		usleep(REFUSED_POLL_US);
+	}
+	__atomic_store_n(&env.sh->stop_workers, 1, __ATOMIC_RELAXED);
+	pool_drain(&p, tier_now() + REAP_TIMEOUT_MS / 1000.0);
+	ok = outcome_ok("migrate_refused", &p.out, false);
+	tier_vmstat_refresh();
+	failed = vmstat_now(MIGRATE_FAILED) - failed;
+	moved = vmstat_now(MIGRATED) - moved;
+	ksft_print_msg("migrate_refused: %lu pages migrated, %lu failed\n",
+		       moved, failed);
+	ksft_print_msg("migrate_refused: at most %lu pages of node %d isolated, bound %lu\n",
+		       most, env.slow, bound);
+	if (most > bound) {
+		ksft_print_msg("migrate_refused: more isolated than the copiers migrate\n");
+		ok = false;
+	}
+	if (!tier_wait(NULL, 0, none_isolated, &iso, ISOLATED_TIMEOUT_MS)) {
+		ksft_print_msg("migrate_refused: %d s on, isolated: node %d %lu, node %d %lu\n",
+			       ISOLATED_TIMEOUT_MS / 1000, env.top, iso.top,
+			       env.slow, iso.slow);
+		ok = false;
+	}
+	if (ok && !failed)
+		return case_skip("no migration failed: nothing was refused");
+	return ok;
+}
+
 /* ------------------------------------------------------------ faults */
 
 static const char * const fault_dirs[] = {
@@ -2673,6 +2834,7 @@ static const struct stress_case cases[] = {
 	{ "target_node_full",	case_target_node_full,	10 },
 	{ "memory_hotplug",	case_memory_hotplug,	5 },
 	{ "fast_tier_offline",	case_fast_tier_offline,	5 },
+	{ "migrate_refused",	case_migrate_refused,	5 },
 	{ "fault_injection",	case_faults,		15 },
 	{ "knobs_under_load",	case_knobs_under_load,	10 },
 	{ "isolation",		case_isolation,		5 },
