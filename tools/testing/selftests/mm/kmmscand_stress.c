@@ -274,12 +274,12 @@
 /* How often the isolated count is read while the workers run */
 #define REFUSED_POLL_US		(20 * 1000)
 /*
- * KMMSCAND_BATCH_PAGES of mm/kmmscand.c: the most a copying context
- * isolates before it migrates them.  Others isolate a little at a time
- * (reclaim and compaction a cluster of 32); one PTE table's worth covers
- * them.
+ * KMMSCAND_BATCH_PAGES of mm/kmmscand.c, in bytes: the most a copying
+ * context isolates before it migrates them.  Others isolate a little at a
+ * time (reclaim and compaction a cluster of 32 pages); one PTE table's
+ * worth covers them.
  */
-#define BATCH_PAGES		(16 * MIB / 4096)
+#define BATCH_BYTES		(16 * MIB)
 #define ISOLATED_SLACK		512
 
 /*
@@ -2096,11 +2096,27 @@ static bool none_isolated(void *arg)
 	return !c->top && !c->slow;
 }
 
+/*
+ * Whether both nodes' isolated counts fall to zero within
+ * ISOLATED_TIMEOUT_MS, once @name's workers are gone; if not, say what is
+ * left.
+ */
+static bool isolated_drained(const char *name)
+{
+	struct isolated_cond iso = { 0 };
+
+	if (tier_wait(NULL, 0, none_isolated, &iso, ISOLATED_TIMEOUT_MS))
+		return true;
+	ksft_print_msg("%s: %d s on, isolated: node %d %lu, node %d %lu\n",
+		       name, ISOLATED_TIMEOUT_MS / 1000, env.top, iso.top,
+		       env.slow, iso.slow);
+	return false;
+}
+
 static bool case_fast_tier_offline(void)
 {
 	char blocks[FAST_OFFLINE_MAX_BLOCKS][BLOCK_NAME_LEN];
 	struct tier_counter first = { .name = stat_name[MIGRATED] };
-	struct isolated_cond iso = { 0 };
 	struct offline_tally t = { 0 };
 	unsigned long before, during;
 	struct pool p = { 0 };
@@ -2146,12 +2162,8 @@ static bool case_fast_tier_offline(void)
 		ksft_print_msg("fast_tier_offline: nothing promoted during the offlines\n");
 		ok = false;
 	}
-	if (!tier_wait(NULL, 0, none_isolated, &iso, ISOLATED_TIMEOUT_MS)) {
-		ksft_print_msg("fast_tier_offline: %d s on, isolated: node %d %lu, node %d %lu\n",
-			       ISOLATED_TIMEOUT_MS / 1000, env.top, iso.top,
-			       env.slow, iso.slow);
+	if (!isolated_drained("fast_tier_offline"))
 		ok = false;
-	}
 	return ok;
 }
 
@@ -2237,14 +2249,13 @@ static unsigned long isolated_bound(void)
 		threads = 1;
 	if (cpus > 0 && threads > cpus)
 		threads = cpus;
-	return threads * BATCH_PAGES + ISOLATED_SLACK;
+	return threads * (BATCH_BYTES / page_size()) + ISOLATED_SLACK;
 }
 
 static bool case_migrate_refused(void)
 {
 	unsigned long bound = isolated_bound(), most = 0, now;
 	unsigned long failed, moved;
-	struct isolated_cond iso = { 0 };
 	struct pool p = { 0 };
 	bool ok = true;
 	double end;
@@ -2278,12 +2289,8 @@ static bool case_migrate_refused(void)
 		ksft_print_msg("migrate_refused: more isolated than the copiers migrate\n");
 		ok = false;
 	}
-	if (!tier_wait(NULL, 0, none_isolated, &iso, ISOLATED_TIMEOUT_MS)) {
-		ksft_print_msg("migrate_refused: %d s on, isolated: node %d %lu, node %d %lu\n",
-			       ISOLATED_TIMEOUT_MS / 1000, env.top, iso.top,
-			       env.slow, iso.slow);
+	if (!isolated_drained("migrate_refused"))
 		ok = false;
-	}
 	if (ok && !failed)
 		return case_skip("no migration failed: nothing was refused");
 	return ok;
